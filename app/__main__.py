@@ -1,0 +1,5 @@
+"""Entry point for ``python -m app``."""
+
+from app.cli import main
+
+main()

@@ -1,0 +1,95 @@
+"""Thin routes: validate, call the service, shape the response."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+
+from app.api.deps import ServiceDep
+from app.api.schemas import (
+    DocumentOut,
+    DocumentsRequest,
+    DocumentsResponse,
+    EmbedRequest,
+    EmbedResponse,
+    SearchHitOut,
+    SearchResponse,
+    SimilarityRequest,
+    SimilarityResponse,
+)
+from app.datasets import DocumentInput
+
+router = APIRouter()
+
+
+@router.post("/embed", response_model=EmbedResponse)
+def embed(body: EmbedRequest, service: ServiceDep) -> EmbedResponse:
+    vectors, correction = service.embed(body.texts, corrected=body.corrected, normalize=body.normalize)
+    return EmbedResponse(
+        model=service.backbone.name, correction=correction, dim=vectors.shape[1], embeddings=vectors.tolist()
+    )
+
+
+@router.post("/similarity", response_model=SimilarityResponse, response_model_exclude_none=True)
+def similarity(body: SimilarityRequest, service: ServiceDep) -> SimilarityResponse:
+    if body.pairs is not None:
+        left, right = [p[0] for p in body.pairs], [p[1] for p in body.pairs]
+    else:
+        left, right = [body.source] * len(body.targets), list(body.targets)
+    scores, raw_scores, correction = service.similarity(left, right)
+    return SimilarityResponse(
+        scores=scores.tolist(),
+        raw_scores=raw_scores.tolist() if body.compare_raw else None,
+        correction=correction,
+    )
+
+
+@router.post("/documents", response_model=DocumentsResponse, status_code=201)
+def add_documents(body: DocumentsRequest, service: ServiceDep) -> DocumentsResponse:
+    docs = [DocumentInput(text=d.text, id=d.id, metadata=d.metadata) for d in body.documents]
+    ids = service.add_documents(docs)
+    return DocumentsResponse(ids=ids, count=len(ids))
+
+
+@router.get("/documents/{doc_id:path}", response_model=DocumentOut)
+def get_document(doc_id: str, service: ServiceDep) -> DocumentOut:
+    doc = service.get_document(doc_id)
+    return DocumentOut(id=doc.id, text=doc.text, metadata=doc.metadata)
+
+
+@router.delete("/documents/{doc_id:path}", status_code=204)
+def delete_document(doc_id: str, service: ServiceDep) -> None:
+    service.delete_document(doc_id)
+
+
+@router.get("/search", response_model=SearchResponse)
+def search(
+    service: ServiceDep,
+    q: Annotated[str, Query(min_length=1, description="The query text.")],
+    k: Annotated[int, Query(ge=1, description="How many results (at most CE_MAX_K).")] = 10,
+) -> SearchResponse:
+    hits, correction = service.search(q, k)
+    return SearchResponse(
+        query=q,
+        correction=correction,
+        results=[SearchHitOut(id=h.id, text=h.text, score=h.score, metadata=h.metadata) for h in hits],
+    )
+
+
+@router.get("/health")
+def health() -> dict:
+    return {"status": "ok"}
+
+
+@router.get("/ready")
+def ready(service: ServiceDep):
+    checks = service.readiness()
+    ok = all(checks.values())
+    return JSONResponse({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
+
+
+@router.get("/info")
+def info(service: ServiceDep) -> dict:
+    return service.info()

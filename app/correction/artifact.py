@@ -1,0 +1,157 @@
+"""The fitted correction as a versioned, checksummed artifact, and its application to batches."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+
+FORMAT_VERSION = 1
+
+
+class ArtifactFormatError(ValueError):
+    """Raised when bytes are not a valid artifact or their checksum does not match."""
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    """Unit rows; a zero row stays zero instead of becoming NaN."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.maximum(norms, 1e-12)
+
+
+@dataclass(frozen=True)
+class BackboneRef:
+    """What produced the vectors a correction was fitted on."""
+
+    name: str
+    fingerprint: str
+    dim: int
+    pooling: str
+
+
+@dataclass(frozen=True)
+class CorpusRef:
+    """Which corpus the correction was fitted on: size and content hash."""
+
+    size: int
+    sha256: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class CorrectionArtifact:
+    """mu and W of `y = (x - mu) @ W`, with everything needed to trust and trace them."""
+
+    method: str
+    params: dict
+    backbone: BackboneRef
+    corpus: CorpusRef
+    mu: np.ndarray = field(repr=False)
+    W: np.ndarray = field(repr=False)
+    created_at: str = ""
+    id: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, *, method, params, backbone, corpus, mu, W, extra=None) -> CorrectionArtifact:
+        """A new artifact; its id is a content hash, so refitting the same thing gives the same id."""
+        mu = np.ascontiguousarray(mu, dtype=np.float32)
+        W = np.ascontiguousarray(W, dtype=np.float32)
+        if mu.shape != (backbone.dim,) or W.ndim != 2 or W.shape[0] != backbone.dim:
+            raise ValueError(f"mu {mu.shape} and W {W.shape} do not fit backbone dim {backbone.dim}")
+        content = hashlib.sha256(mu.tobytes() + W.tobytes())
+        content.update(json.dumps([method, params, asdict(backbone), asdict(corpus)], sort_keys=True).encode())
+        return cls(
+            method=method,
+            params=dict(params),
+            backbone=backbone,
+            corpus=corpus,
+            mu=mu,
+            W=W,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            id=f"{method}-{content.hexdigest()[:12]}",
+            extra=dict(extra or {}),
+        )
+
+    @property
+    def out_dim(self) -> int:
+        return int(self.W.shape[1])
+
+    def metadata(self) -> dict:
+        """Everything but the arrays, JSON-ready; what /info and the store's index show."""
+        return {
+            "format": FORMAT_VERSION,
+            "id": self.id,
+            "method": self.method,
+            "params": self.params,
+            "backbone": asdict(self.backbone),
+            "corpus": asdict(self.corpus),
+            "created_at": self.created_at,
+            "in_dim": self.backbone.dim,
+            "out_dim": self.out_dim,
+            "extra": self.extra,
+        }
+
+    def checksum(self) -> str:
+        """SHA-256 over the arrays and the canonical metadata."""
+        meta = json.dumps(self.metadata(), sort_keys=True).encode()
+        return hashlib.sha256(self.mu.tobytes() + self.W.tobytes() + meta).hexdigest()
+
+    def to_bytes(self) -> bytes:
+        """An .npz holding mu, W and the metadata with its checksum."""
+        meta = {**self.metadata(), "checksum": self.checksum()}
+        buf = io.BytesIO()
+        np.savez(buf, mu=self.mu, W=self.W, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
+        return buf.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> CorrectionArtifact:
+        """Parse and verify; raises ArtifactFormatError on anything corrupt."""
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                mu, W, meta = z["mu"], z["W"], json.loads(z["meta"].tobytes().decode())
+            art = cls(
+                method=meta["method"],
+                params=meta["params"],
+                backbone=BackboneRef(**meta["backbone"]),
+                corpus=CorpusRef(**meta["corpus"]),
+                mu=mu.astype(np.float32, copy=False),
+                W=W.astype(np.float32, copy=False),
+                created_at=meta["created_at"],
+                id=meta["id"],
+                extra=meta.get("extra", {}),
+            )
+        except ArtifactFormatError:
+            raise
+        except Exception as exc:  # np.load and json raise many kinds; all mean "not an artifact"
+            raise ArtifactFormatError(f"not a correction artifact: {exc}") from exc
+        if meta.get("format") != FORMAT_VERSION:
+            raise ArtifactFormatError(f"unsupported artifact format {meta.get('format')!r}")
+        if art.checksum() != meta.get("checksum"):
+            raise ArtifactFormatError(f"checksum mismatch for artifact {meta.get('id')!r}: file is corrupt")
+        return art
+
+
+class Correction:
+    """Applies an artifact to whole batches in one matrix product, then normalizes."""
+
+    def __init__(self, artifact: CorrectionArtifact):
+        self.artifact = artifact
+        self._mu = artifact.mu
+        self._W = artifact.W
+
+    @property
+    def id(self) -> str:
+        return self.artifact.id
+
+    @property
+    def dim(self) -> int:
+        return self.artifact.out_dim
+
+    def apply(self, x: np.ndarray, *, normalize: bool = True) -> np.ndarray:
+        y = (np.asarray(x, dtype=np.float32) - self._mu) @ self._W
+        return l2_normalize(y) if normalize else y

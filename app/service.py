@@ -1,0 +1,274 @@
+"""The one place that joins backbone -> correction -> index, shared by the API and the CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.artifacts import check_compatible, publish, resolve_correction
+from app.backbones.base import Backbone, build_backbone
+from app.core.errors import InvalidInput, NotFound
+from app.core.settings import Settings
+from app.correction.artifact import Correction, CorrectionArtifact, l2_normalize
+from app.datasets import DocumentInput
+from app.index.vector_index import VectorIndex
+from app.store.embedded import EmbeddedRedis
+from app.store.redis_store import DocumentRecord, RedisStore
+
+log = logging.getLogger(__name__)
+MAX_ID_LENGTH = 256
+
+
+def document_id(text: str) -> str:
+    """Default id: a hash of the text, so ingesting the same text twice never duplicates it."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def connect_store(settings: Settings) -> tuple[RedisStore, EmbeddedRedis | None]:
+    """The store at REDIS_URL, or on an embedded redis-server (returned too, so its owner can stop it)."""
+    embedded = None
+    url = settings.redis_url
+    if not url:
+        embedded = EmbeddedRedis(settings.data_dir / "redis")
+        url = embedded.start()
+    return RedisStore.from_url(url, prefix=settings.key_prefix), embedded
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    text: str
+    metadata: dict
+
+    @classmethod
+    def from_record(cls, record: DocumentRecord) -> Document:
+        return cls(record.id, record.text, json.loads(record.metadata_json))
+
+
+@dataclass(frozen=True)
+class SearchHit(Document):
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Space:
+    """The correction and the index built with it, swapped together so readers never mix them."""
+
+    correction: Correction | None
+    index: VectorIndex
+
+
+class EmbeddingService:
+    """Encodes, corrects, scores and searches; owns the backbone, the store and the index."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        backbone: Backbone,
+        store: RedisStore,
+        artifact: CorrectionArtifact | None,
+        *,
+        embedded: EmbeddedRedis | None = None,
+    ):
+        self.settings = settings
+        self.backbone = backbone
+        self.store = store
+        self._embedded = embedded
+        self._write_lock = threading.Lock()
+        self._space = self._build_space(artifact)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, backbone: Backbone | None = None) -> EmbeddingService:
+        """Connect the store, load the backbone and its correction, build the index."""
+        store, embedded = connect_store(settings)
+        try:
+            backbone = backbone or build_backbone(settings)
+            artifact = resolve_correction(settings.correction, store, backbone, settings.models_dir)
+            return cls(settings, backbone, store, artifact, embedded=embedded)
+        except BaseException:
+            store.close()
+            if embedded:
+                embedded.stop()
+            raise
+
+    def close(self) -> None:
+        self.store.close()
+        if self._embedded:
+            self._embedded.stop()
+
+    # --- vector spaces -----------------------------------------------------------------------------
+
+    @property
+    def space_id(self) -> str:
+        """Documents' raw vectors belong to one backbone; they are stored under its fingerprint."""
+        return self.backbone.fingerprint
+
+    @property
+    def correction(self) -> Correction | None:
+        return self._space.correction
+
+    @property
+    def index(self) -> VectorIndex:
+        return self._space.index
+
+    @property
+    def dim(self) -> int:
+        correction = self._space.correction
+        return correction.dim if correction else self.backbone.dim
+
+    @staticmethod
+    def _project(raw: np.ndarray, correction: Correction | None, normalize: bool = True) -> np.ndarray:
+        if correction is None:
+            return l2_normalize(raw) if normalize else raw
+        return correction.apply(raw, normalize=normalize)
+
+    def _build_space(self, artifact: CorrectionArtifact | None) -> _Space:
+        """Build an index over every stored document's raw vector, corrected by `artifact`."""
+        correction = Correction(artifact) if artifact else None
+        dim = correction.dim if correction else self.backbone.dim
+        index = VectorIndex(dim, correction_id=correction.id if correction else None)
+        for batch in self.store.iter_documents(self.space_id):
+            raw = self._decode_vectors(batch)
+            index.upsert([d.id for d in batch], self._project(raw, correction))
+        log.info("index built: %d documents, dim %d, correction %s", len(index), dim, index.correction_id)
+        return _Space(correction, index)
+
+    def _decode_vectors(self, docs: Sequence[DocumentRecord]) -> np.ndarray:
+        raw = np.frombuffer(b"".join(d.vector for d in docs), dtype=np.float32)
+        return raw.reshape(len(docs), self.backbone.dim)
+
+    def publish_correction(self, artifact: CorrectionArtifact) -> None:
+        """Check, cache in Redis as current, rebuild the index from raw vectors, then swap both in at once."""
+        check_compatible(artifact, self.backbone)
+        with self._write_lock:
+            publish(self.store, artifact)
+            self._space = self._build_space(artifact)
+
+    # --- encoding ------------------------------------------------------------------------------------
+
+    def _check_texts(self, texts: Sequence[str], what: str = "texts") -> None:
+        limits = self.settings
+        if len(texts) > limits.max_texts:
+            raise InvalidInput(f"{what}: {len(texts)} items, at most {limits.max_texts} per request")
+        for i, text in enumerate(texts):
+            if len(text) > limits.max_text_chars:
+                raise InvalidInput(f"{what}[{i}]: {len(text)} characters, at most {limits.max_text_chars}")
+
+    def encode_raw(self, texts: Sequence[str]) -> np.ndarray:
+        """The backbone's vectors, unnormalized; each distinct text is encoded once."""
+        unique = list(dict.fromkeys(texts))
+        vectors = self.backbone.encode(unique)
+        if len(unique) == len(texts):
+            return vectors
+        row = {t: i for i, t in enumerate(unique)}
+        return vectors[[row[t] for t in texts]]
+
+    def embed(self, texts: Sequence[str], *, corrected: bool = True, normalize: bool = True):
+        """Vectors for texts and the id of the correction that made them (None when uncorrected)."""
+        self._check_texts(texts)
+        space = self._space
+        correction = space.correction if corrected else None
+        vectors = self._project(self.encode_raw(texts), correction, normalize)
+        return vectors, (correction.id if correction else None)
+
+    def similarity(self, left: Sequence[str], right: Sequence[str]):
+        """Corrected and raw cosine of each (left[i], right[i]), and the correction id."""
+        self._check_texts(list(left) + list(right), "pairs texts")
+        n = len(left)
+        raw = self.encode_raw(list(left) + list(right))
+        correction = self._space.correction
+        corrected = self._project(raw, correction)
+        raw_unit = l2_normalize(raw)
+        scores = np.sum(corrected[:n] * corrected[n:], axis=1)
+        raw_scores = np.sum(raw_unit[:n] * raw_unit[n:], axis=1)
+        return scores, raw_scores, (correction.id if correction else None)
+
+    # --- documents and search -------------------------------------------------------------------------
+
+    def add_documents(self, docs: Sequence[DocumentInput]) -> list[str]:
+        """Encode, write to Redis in one transaction, then index; a store failure leaves nothing behind."""
+        self._check_texts([d.text for d in docs], "documents")
+        ids = [d.id if d.id is not None else document_id(d.text) for d in docs]
+        for i, doc_id in enumerate(ids):
+            if not doc_id or len(doc_id) > MAX_ID_LENGTH:
+                raise InvalidInput(f"documents[{i}].id must have 1 to {MAX_ID_LENGTH} characters")
+        last = {doc_id: i for i, doc_id in enumerate(ids)}  # a repeated id: the last one wins
+        keep = sorted(last.values())
+        docs, ids = [docs[i] for i in keep], [ids[i] for i in keep]
+        raw = self.encode_raw([d.text for d in docs])
+        records = [
+            DocumentRecord(doc_id, d.text, json.dumps(d.metadata or {}), raw[i].tobytes())
+            for i, (doc_id, d) in enumerate(zip(ids, docs, strict=True))
+        ]
+        with self._write_lock:
+            self.store.put_documents(self.space_id, records)
+            space = self._space
+            space.index.upsert(ids, self._project(raw, space.correction))
+        return ids
+
+    def delete_document(self, doc_id: str) -> None:
+        with self._write_lock:
+            if self.store.delete_documents(self.space_id, [doc_id]) == 0 and doc_id not in self.index:
+                raise NotFound(f"no document with id {doc_id!r}")
+            self._space.index.remove([doc_id])
+
+    def get_document(self, doc_id: str) -> Document:
+        (record,) = self.store.get_documents(self.space_id, [doc_id])
+        if record is None:
+            raise NotFound(f"no document with id {doc_id!r}")
+        return Document.from_record(record)
+
+    def search(self, query: str, k: int = 10) -> tuple[list[SearchHit], str | None]:
+        """Top-k documents by corrected cosine, with their text and metadata from the store."""
+        if not 1 <= k <= self.settings.max_k:
+            raise InvalidInput(f"k must be within [1, {self.settings.max_k}], got {k}")
+        if not query.strip():
+            raise InvalidInput("q must not be empty or whitespace only")
+        self._check_texts([query], "q")
+        space = self._space
+        query_vec = self._project(self.encode_raw([query]), space.correction)
+        (hits,) = space.index.search(query_vec, k)
+        docs = self.store.get_documents(self.space_id, [doc_id for doc_id, _ in hits]) if hits else []
+        results = [
+            SearchHit(doc.id, doc.text, json.loads(doc.metadata_json), score)
+            for (_, score), doc in zip(hits, docs, strict=True)
+            if doc is not None
+        ]
+        return results, (space.correction.id if space.correction else None)
+
+    # --- status ----------------------------------------------------------------------------------------
+
+    def readiness(self) -> dict[str, bool]:
+        return {"backbone": True, "correction": True, "index": True, "store": self.store.ping()}
+
+    def info(self) -> dict:
+        space = self._space
+        backbone = self.backbone
+        return {
+            "backbone": {
+                "name": backbone.name,
+                "fingerprint": backbone.fingerprint,
+                "pooling": backbone.pooling,
+                "dim": backbone.dim,
+                "max_length": getattr(backbone, "max_length", None),
+            },
+            "correction": space.correction.artifact.metadata() if space.correction else None,
+            "dim": self.dim,
+            "index": {
+                "size": len(space.index),
+                "dim": space.index.dim,
+                "factory": space.index.factory,
+                "correction": space.index.correction_id,
+            },
+            "limits": {
+                "max_texts": self.settings.max_texts,
+                "max_text_chars": self.settings.max_text_chars,
+                "max_k": self.settings.max_k,
+            },
+        }

@@ -1,0 +1,147 @@
+"""Moves bytes to and from Redis: correction artifacts, documents and their raw vectors."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import redis
+
+from app.core.errors import StoreUnavailable
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """A document as stored: text, metadata as JSON text, and the backbone's raw vector bytes."""
+
+    id: str
+    text: str
+    metadata_json: str
+    vector: bytes
+
+
+def _store_call(fn):
+    """Turn any Redis failure into StoreUnavailable (a 503), raised where it happens."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (redis.RedisError, OSError) as exc:
+            raise StoreUnavailable(f"redis unavailable: {exc}") from exc
+
+    return wrapper
+
+
+class RedisStore:
+    """Key layout under `prefix`: artifacts by backbone fingerprint, documents by vector space."""
+
+    def __init__(self, client: redis.Redis, prefix: str = "ce"):
+        self.client = client
+        self.prefix = prefix
+
+    @classmethod
+    def from_url(cls, url: str, prefix: str = "ce") -> RedisStore:
+        client = redis.Redis.from_url(
+            url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10, retry_on_timeout=True
+        )
+        return cls(client, prefix)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def ping(self) -> bool:
+        try:
+            return bool(self.client.ping())
+        except (redis.RedisError, OSError):
+            return False
+
+    # --- artifacts -------------------------------------------------------------------------------
+
+    def _artifact_key(self, fingerprint: str, suffix: str) -> str:
+        return f"{self.prefix}:artifact:{fingerprint}:{suffix}"
+
+    @_store_call
+    def put_artifact(self, fingerprint: str, artifact_id: str, data: bytes, *, make_current: bool) -> None:
+        """Write the blob and its version entry, then (same transaction) move the `current` pointer."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.set(self._artifact_key(fingerprint, f"v:{artifact_id}"), data)
+        pipe.zadd(self._artifact_key(fingerprint, "versions"), {artifact_id: time.time()})
+        if make_current:
+            pipe.set(self._artifact_key(fingerprint, "current"), artifact_id)
+        pipe.execute()
+
+    @_store_call
+    def get_artifact(self, fingerprint: str, artifact_id: str) -> bytes | None:
+        return self.client.get(self._artifact_key(fingerprint, f"v:{artifact_id}"))
+
+    @_store_call
+    def current_artifact_id(self, fingerprint: str) -> str | None:
+        value = self.client.get(self._artifact_key(fingerprint, "current"))
+        return value.decode() if value is not None else None
+
+    @_store_call
+    def artifact_versions(self, fingerprint: str) -> list[str]:
+        """Artifact ids for this backbone, oldest first."""
+        return [v.decode() for v in self.client.zrange(self._artifact_key(fingerprint, "versions"), 0, -1)]
+
+    # --- documents -------------------------------------------------------------------------------
+
+    def _doc_key(self, space: str, doc_id: str) -> str:
+        return f"{self.prefix}:doc:{space}:{doc_id}"
+
+    def _ids_key(self, space: str) -> str:
+        return f"{self.prefix}:docs:{space}"
+
+    @_store_call
+    def put_documents(self, space: str, docs: Sequence[DocumentRecord]) -> None:
+        """Write all documents in one MULTI/EXEC: either every one is stored or none is."""
+        pipe = self.client.pipeline(transaction=True)
+        for doc in docs:
+            key = self._doc_key(space, doc.id)
+            pipe.delete(key)
+            pipe.hset(key, mapping={"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector})
+            pipe.sadd(self._ids_key(space), doc.id)
+        pipe.execute()
+
+    @_store_call
+    def delete_documents(self, space: str, doc_ids: Sequence[str]) -> int:
+        """Remove documents; returns how many existed."""
+        pipe = self.client.pipeline(transaction=True)
+        for doc_id in doc_ids:
+            pipe.delete(self._doc_key(space, doc_id))
+            pipe.srem(self._ids_key(space), doc_id)
+        results = pipe.execute()
+        return sum(int(r) for r in results[0::2])
+
+    @_store_call
+    def get_documents(self, space: str, doc_ids: Sequence[str]) -> list[DocumentRecord | None]:
+        """Documents in the order asked for; None where an id is unknown."""
+        pipe = self.client.pipeline(transaction=False)
+        for doc_id in doc_ids:
+            pipe.hmget(self._doc_key(space, doc_id), "text", "metadata", "vector")
+        out: list[DocumentRecord | None] = []
+        for doc_id, (text, meta, vec) in zip(doc_ids, pipe.execute(), strict=True):
+            out.append(None if text is None else DocumentRecord(doc_id, text.decode(), meta.decode(), vec))
+        return out
+
+    @_store_call
+    def count_documents(self, space: str) -> int:
+        return int(self.client.scard(self._ids_key(space)))
+
+    def iter_documents(self, space: str, batch: int = 1000) -> Iterator[list[DocumentRecord]]:
+        """Every stored document, in batches (SSCAN, so a large corpus never sits in one reply)."""
+        cursor = 0
+        while True:
+            cursor, ids = self._scan_ids(space, cursor, batch)
+            if ids:
+                docs = self.get_documents(space, [i.decode() for i in ids])
+                yield [d for d in docs if d is not None]
+            if cursor == 0:
+                return
+
+    @_store_call
+    def _scan_ids(self, space: str, cursor: int, batch: int) -> tuple[int, list[bytes]]:
+        return self.client.sscan(self._ids_key(space), cursor, count=batch)
