@@ -245,6 +245,7 @@ class EmbeddingService:
     # --- status ----------------------------------------------------------------------------------------
 
     def readiness(self) -> dict[str, bool]:
+        """What /ready reports; the backbone, correction and index exist once the service does."""
         return {"backbone": True, "correction": True, "index": True, "store": self.store.ping()}
 
     def info(self) -> dict:

@@ -17,6 +17,16 @@ def _spectrum(stats: CovarianceStats) -> tuple[np.ndarray, np.ndarray]:
     return u, s
 
 
+RANK_RTOL = 1e-10  # real encoders' smallest variances sit near 1e-4 of the largest; noise near 1e-16
+
+
+def numerical_rank(eigenvalues: np.ndarray) -> int:
+    """Directions whose variance is not rounding noise next to the largest one."""
+    if eigenvalues[0] <= 0:
+        return 0
+    return int(np.sum(eigenvalues > RANK_RTOL * eigenvalues[0]))
+
+
 def fit_whitening(stats: CovarianceStats, *, dim: int | None = None, alpha: float = 0.5) -> FitResult:
     """BERT-whitening (Su et al. 2021): W = U diag(S^-alpha), first `dim` columns kept."""
     if not 0.0 <= alpha <= 1.0:
@@ -25,9 +35,11 @@ def fit_whitening(stats: CovarianceStats, *, dim: int | None = None, alpha: floa
     if not 1 <= k <= stats.dim:
         raise ValueError(f"dim must be within [1, {stats.dim}], got {k}")
     u, s = _spectrum(stats)
-    # Floor tiny eigenvalues so that a rank-deficient corpus cannot produce inf.
-    s = np.maximum(s, s[0] * 1e-10 + 1e-300)
-    w = u[:, :k] * s[:k] ** -alpha
+    # Directions the corpus does not span (e.g. the few that a LayerNorm'd last layer never uses)
+    # carry only rounding noise; whitening would amplify it, so they are dropped (zero columns).
+    spanned = np.arange(k) < numerical_rank(s)
+    scale = np.where(spanned, np.maximum(s[:k], RANK_RTOL * s[0]) ** -alpha, 0.0)
+    w = u[:, :k] * scale
     return stats.mean, w
 
 

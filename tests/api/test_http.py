@@ -1,0 +1,166 @@
+"""The HTTP API over real HTTP, with the weight-free hashing backbone and a real Redis."""
+
+import numpy as np
+import pytest
+
+from app.main import create_app
+from tests.conftest import serve_app
+
+
+def error_of(response, status):
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"} and {"type", "message"} <= set(body["error"])
+    return body["error"]
+
+
+def test_embed_returns_unit_corrected_vectors(client):
+    r = client.post("/embed", json={"texts": ["the cat runs", "a dog sleeps"]})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["model"] == "hashing" and body["dim"] == 8 and body["correction"].startswith("whitening-")
+    vectors = np.array(body["embeddings"])
+    assert vectors.shape == (2, 8)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_embed_raw_and_unnormalized(client):
+    raw = client.post("/embed", json={"texts": ["the cat runs"], "corrected": False, "normalize": False}).json()
+    assert raw["correction"] is None and raw["dim"] == 64
+    assert np.linalg.norm(raw["embeddings"][0]) > 1.5  # the backbone's own scale, not unit
+
+
+def test_similarity_pairs_and_source_targets_agree(client):
+    pairs = client.post(
+        "/similarity",
+        json={"pairs": [["the cat runs", "the cat runs"], ["the cat runs", "the river sings"]], "compare_raw": True},
+    ).json()
+    assert pairs["scores"][0] == pytest.approx(1.0, abs=1e-5)
+    assert pairs["scores"][1] < pairs["scores"][0]
+    assert len(pairs["raw_scores"]) == 2 and pairs["correction"]
+    st = client.post("/similarity", json={"source": "the cat runs", "targets": ["the cat runs", "the river sings"]})
+    assert st.json()["scores"] == pytest.approx(pairs["scores"], abs=1e-6)
+    assert "raw_scores" not in st.json()
+
+
+def test_documents_search_get_delete(client):
+    docs = [
+        {"id": "cat", "text": "the cat sleeps in the park", "metadata": {"kind": "animal"}},
+        {"id": "plane", "text": "the plane flies over the city"},
+        {"text": "a child reads with joy"},
+    ]
+    r = client.post("/documents", json={"documents": docs})
+    assert r.status_code == 201
+    ids = r.json()["ids"]
+    assert ids[:2] == ["cat", "plane"] and len(ids[2]) == 16
+    hit = client.get("/search", params={"q": "the plane flies over the city", "k": 2}).json()
+    assert [h["id"] for h in hit["results"]][0] == "plane"
+    assert hit["results"][0]["score"] == pytest.approx(1.0, abs=1e-4) and hit["correction"]
+    assert client.get("/documents/cat").json() == {
+        "id": "cat", "text": "the cat sleeps in the park", "metadata": {"kind": "animal"}
+    }  # fmt: skip
+    assert client.delete("/documents/plane").status_code == 204
+    after = client.get("/search", params={"q": "the plane flies over the city", "k": 10}).json()
+    assert "plane" not in [h["id"] for h in after["results"]] and len(after["results"]) == 2
+    error_of(client.delete("/documents/plane"), 404)
+    error_of(client.get("/documents/plane"), 404)
+    assert client.get("/info").json()["index"]["size"] == 2
+
+
+def test_same_text_twice_is_one_document(client):
+    first = client.post("/documents", json={"documents": [{"text": "a dog sings"}]}).json()["ids"]
+    again = client.post("/documents", json={"documents": [{"text": "a dog sings"}, {"text": "a dog sings"}]})
+    assert again.json()["ids"] == first
+    assert client.get("/info").json()["index"]["size"] == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status"),
+    [
+        ("/embed", {"texts": []}, 422),
+        ("/embed", {"texts": [""]}, 422),
+        ("/embed", {"texts": ["   "]}, 422),
+        ("/embed", {"texts": [1, 2]}, 422),
+        ("/embed", {"texts": "not a list"}, 422),
+        ("/embed", {"texts": ["ok"], "extra": 1}, 422),
+        ("/embed", {"texts": ["ok"], "normalize": "yes"}, 422),
+        ("/embed", {"texts": ["x"] * 9}, 422),
+        ("/embed", {"texts": ["x" * 201]}, 422),
+        ("/embed", {}, 422),
+        ("/similarity", {"pairs": [["only one"]]}, 422),
+        ("/similarity", {"pairs": []}, 422),
+        ("/similarity", {"source": "a"}, 422),
+        ("/similarity", {"pairs": [["a", "b"]], "source": "a", "targets": ["b"]}, 422),
+        ("/documents", {"documents": [{"text": ""}]}, 422),
+        ("/documents", {"documents": [{"text": "ok", "id": ""}]}, 422),
+        ("/documents", {"documents": [{"text": "ok", "colour": "red"}]}, 422),
+    ],
+)
+def test_bad_bodies_get_a_4xx_with_an_error_object(client, path, body, status):
+    err = error_of(client.post(path, json=body), status)
+    assert err["message"]
+
+
+@pytest.mark.parametrize("params", [{"q": "x", "k": 0}, {"q": "x", "k": 21}, {"q": "x", "k": "ten"}, {"q": "  "}, {}])
+def test_bad_search_parameters(client, params):
+    error_of(client.get("/search", params=params), 422)
+
+
+def test_malformed_json_and_unknown_routes(client):
+    r = client.post("/embed", content=b"{not json", headers={"content-type": "application/json"})
+    error_of(r, 422)
+    r = client.post("/embed", content=b'{"texts": ["\xff\xfe"]}', headers={"content-type": "application/json"})
+    assert 400 <= r.status_code < 500
+    error_of(client.get("/nope"), 404)
+    error_of(client.put("/embed", json={}), 405)
+
+
+def test_health_ready_info(client):
+    assert client.get("/health").json() == {"status": "ok"}
+    ready = client.get("/ready")
+    assert ready.status_code == 200 and ready.json()["ready"] is True
+    info = client.get("/info").json()
+    assert info["backbone"]["name"] == "hashing" and info["dim"] == 8
+    assert info["correction"]["method"] == "whitening" and info["correction"]["params"]["alpha"] == 0.5
+    assert info["correction"]["corpus"]["size"] == 150 and info["index"]["correction"] == info["correction"]["id"]
+    assert info["limits"] == {"max_texts": 8, "max_text_chars": 200, "max_k": 20}
+
+
+def test_documents_survive_a_restart_and_correction_is_cached(hashing_settings, store):
+    with serve_app(create_app(hashing_settings)) as c:
+        c.post("/documents", json={"documents": [{"id": "keep", "text": "the river sings quietly"}]})
+        c.post("/documents", json={"documents": [{"id": "gone", "text": "my friend reads at night"}]})
+        c.delete("/documents/gone")
+        correction = c.get("/info").json()["correction"]["id"]
+    # The correction now lives in Redis: a restart without the bundled file still serves it.
+    for f in hashing_settings.models_dir.glob("*.npz"):
+        f.unlink()
+    with serve_app(create_app(hashing_settings)) as c:
+        info = c.get("/info").json()
+        assert info["correction"]["id"] == correction and info["index"]["size"] == 1
+        hits = c.get("/search", params={"q": "the river sings quietly"}).json()["results"]
+        assert [h["id"] for h in hits] == ["keep"]
+
+
+def test_redis_down_gives_503_for_writes_and_recovers_when_back(hashing_settings, tmp_path):
+    """A real redis-server stopped and started again under a running service."""
+    from app.store import EmbeddedRedis
+
+    server = EmbeddedRedis(tmp_path / "own-redis")
+    settings = hashing_settings.model_copy(update={"redis_url": server.start()})
+    with serve_app(create_app(settings)) as c:
+        assert c.post("/documents", json={"documents": [{"id": "a", "text": "a dog runs"}]}).status_code == 201
+        server.stop()
+        err = error_of(c.post("/documents", json={"documents": [{"id": "b", "text": "the cat flies"}]}), 503)
+        assert err["type"] == "store_unavailable"
+        assert c.post("/embed", json={"texts": ["still works"]}).status_code == 200
+        assert c.post("/similarity", json={"pairs": [["a", "b"]]}).status_code == 200
+        ready = c.get("/ready")
+        assert ready.status_code == 503 and ready.json()["checks"]["store"] is False
+        server = EmbeddedRedis(tmp_path / "own-redis")
+        server.start()
+        assert c.get("/ready").status_code == 200
+        assert c.post("/documents", json={"documents": [{"id": "b", "text": "the cat flies"}]}).status_code == 201
+        hits = c.get("/search", params={"q": "a dog runs", "k": 5}).json()["results"]
+        assert sorted(h["id"] for h in hits) == ["a", "b"]
+    server.stop()

@@ -1,0 +1,91 @@
+"""Shared fixtures: a real redis-server, the real backbone, and apps served over real HTTP."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from app.core.settings import Settings
+from app.store.embedded import EmbeddedRedis
+from app.store.redis_store import RedisStore
+
+ROOT = Path(__file__).resolve().parents[1]
+STS = ROOT / "datasets" / "stsbenchmark"
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory) -> Iterator[str]:
+    """One real redis-server for the session; tests isolate themselves with a key prefix."""
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
+    url = server.start()
+    yield url
+    server.stop()
+
+
+@pytest.fixture
+def key_prefix() -> str:
+    return f"test-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def store(redis_url, key_prefix) -> Iterator[RedisStore]:
+    s = RedisStore.from_url(redis_url, prefix=key_prefix)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def make_settings(redis_url, key_prefix, tmp_path):
+    """Settings pointing at the session Redis, a private key prefix and a private data folder."""
+
+    def make(**overrides) -> Settings:
+        values = dict(
+            redis_url=redis_url, key_prefix=key_prefix, data_dir=tmp_path / "data", models_dir=tmp_path / "models"
+        )
+        values.update(overrides)
+        return Settings(**values)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The real default backbone (all-MiniLM-L6-v2, mean pooling), loaded once."""
+    from app.backbones import build_backbone
+
+    return build_backbone(Settings(backbone="huggingface", pooling="mean"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serve_app(app, timeout: float = 30.0) -> Iterator[httpx.Client]:
+    """Run `app` under uvicorn on a free loopback port in a thread; yield a client for it."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            yield client
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

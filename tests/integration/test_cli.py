@@ -1,0 +1,129 @@
+"""The CLI as users run it: real processes, real Redis, exit codes and messages."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from app.artifacts import read_artifact_file
+from tests.conftest import ROOT, free_port
+
+WORDS = "cat dog bird plane river city park night joy rain sun tree house road car boat".split()
+
+
+def run_cli(*args, env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args], cwd=ROOT, env={**os.environ, **env},
+        capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def env(redis_url, key_prefix, tmp_path) -> dict:
+    return {"CE_BACKBONE": "hashing", "CE_REDIS_URL": redis_url, "CE_KEY_PREFIX": key_prefix,
+            "CE_DATA_DIR": str(tmp_path / "data"), "CE_MODELS_DIR": str(tmp_path / "models")}  # fmt: skip
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(f"the {a} and the {b} near a {c}" for a in WORDS for b in WORDS[::3] for c in WORDS[::5]))
+    return path
+
+
+def test_help_lists_every_command():
+    out = run_cli("--help", env={}).stdout
+    for command in ("serve", "fit", "index", "eval"):
+        assert command in out
+    assert "--fit-corpus" in run_cli("eval", "--help", env={}).stdout
+
+
+def test_fit_writes_and_publishes_an_artifact(env, corpus, store, tmp_path):
+    r = run_cli("fit", "--corpus", str(corpus), "--dim", "8", "--alpha", "0.5", "--publish", env=env)
+    assert r.returncode == 0, r.stderr
+    artifact_id = r.stdout.strip().splitlines()[-1]
+    artifact = read_artifact_file(tmp_path / "data" / "artifacts" / f"{artifact_id}.npz")
+    assert artifact.out_dim == 8 and artifact.params == {"dim": 8, "alpha": 0.5}
+    assert artifact.corpus.size == len(corpus.read_text().splitlines())
+    assert store.current_artifact_id(artifact.backbone.fingerprint) == artifact_id
+
+
+def test_eval_json_on_a_pairs_file(env, tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("\n".join(f"the {a} runs\tthe {b} runs\t{5.0 if a == b else 1.0}" for a in WORDS for b in WORDS))
+    r = run_cli("eval", "--pairs", str(pairs), "--dim", "4", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["n_pairs"] == len(WORDS) ** 2 and result["dim"] == 4 and result["method"] == "whitening"
+    assert result["raw_spearman"] > 0 and -100 <= result["corrected_spearman"] <= 100
+
+
+def test_bad_input_files_exit_2_with_the_line(env, tmp_path):
+    r = run_cli("eval", "--pairs", str(tmp_path / "missing.tsv"), env=env)
+    assert r.returncode == 2 and "file not found" in r.stderr
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("a\tb\t1\nc\td\n")
+    r = run_cli("eval", "--pairs", str(bad), env=env)
+    assert r.returncode == 2 and "bad.tsv:2:" in r.stderr
+
+
+def test_index_adds_documents_idempotently(env, tmp_path):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "d1", "text": "the cat sleeps", "metadata": {"k": 1}}\nthe dog barks at night\n')
+    for _ in range(2):
+        r = run_cli("index", "--corpus", str(docs), env=env)
+        assert r.returncode == 0, r.stderr
+    assert "the store holds 2" in r.stdout
+
+
+@pytest.mark.model
+def test_serve_end_to_end_with_embedded_redis_and_restart(tmp_path):
+    """`python -m app serve` as `make run` starts it: default backbone, bundled correction, embedded Redis."""
+    port = free_port()
+    env = {"CE_DATA_DIR": str(tmp_path / "data"), "CE_PORT": str(port)}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CE_") and k != "REDIS_URL"}, **env}
+    base = f"http://127.0.0.1:{port}"
+
+    def start() -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            try:
+                if httpx.get(f"{base}/ready", timeout=1).status_code == 200:
+                    return proc
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        proc.kill()
+        raise AssertionError("server did not become ready")
+
+    def stop(proc: subprocess.Popen) -> None:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+    proc = start()
+    try:
+        info = httpx.get(f"{base}/info").json()
+        assert info["correction"]["params"] == {"alpha": 0.1, "dim": 256}
+        r = httpx.post(f"{base}/embed", json={"texts": ["hello there"]}).json()
+        assert len(r["embeddings"][0]) == 256
+        doc = {"id": "sts", "text": "a plane is taking off ."}
+        assert httpx.post(f"{base}/documents", json={"documents": [doc]}).status_code == 201
+    finally:
+        stop(proc)
+    assert (tmp_path / "data" / "redis" / "appendonly.aof").exists()
+    proc = start()
+    try:
+        hits = httpx.get(f"{base}/search", params={"q": "an air plane is taking off ."}).json()["results"]
+        assert [h["id"] for h in hits] == ["sts"]
+    finally:
+        stop(proc)

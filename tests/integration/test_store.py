@@ -1,0 +1,59 @@
+"""The store against a real redis-server: artifacts, documents, atomicity and failures."""
+
+import pytest
+
+from app.core.errors import StoreUnavailable
+from app.store import DocumentRecord, EmbeddedRedis, RedisStore
+
+
+def test_artifact_versions_and_current_pointer(store):
+    assert store.current_artifact_id("fp") is None
+    store.put_artifact("fp", "v1", b"one", make_current=True)
+    store.put_artifact("fp", "v2", b"two", make_current=False)
+    assert store.current_artifact_id("fp") == "v1"
+    assert store.get_artifact("fp", "v2") == b"two"
+    assert store.artifact_versions("fp") == ["v1", "v2"]
+    assert store.current_artifact_id("other-fp") is None
+
+
+def test_documents_put_get_iterate_delete(store):
+    docs = [DocumentRecord(f"id{i}", f"text {i}", f'{{"n": {i}}}', i.to_bytes(4, "little") * 2) for i in range(2500)]
+    store.put_documents("space", docs)
+    assert store.count_documents("space") == 2500
+    got = store.get_documents("space", ["id7", "missing"])
+    assert got[0] == docs[7] and got[1] is None
+    seen = {d.id: d for batch in store.iter_documents("space", batch=300) for d in batch}
+    assert len(seen) == 2500 and seen["id2499"].vector == (2499).to_bytes(4, "little") * 2
+    assert store.delete_documents("space", ["id1", "id1", "nope"]) == 1
+    assert store.count_documents("space") == 2499
+    assert store.count_documents("other-space") == 0
+
+
+def test_replacing_a_document_leaves_no_stale_fields(store):
+    store.put_documents("s", [DocumentRecord("a", "old", "{}", b"\x00" * 4)])
+    store.put_documents("s", [DocumentRecord("a", "new", '{"v": 2}', b"\x01" * 4)])
+    assert store.get_documents("s", ["a"])[0] == DocumentRecord("a", "new", '{"v": 2}', b"\x01" * 4)
+    assert store.count_documents("s") == 1
+
+
+def test_data_survives_a_redis_restart(tmp_path):
+    server = EmbeddedRedis(tmp_path / "r")
+    s = RedisStore.from_url(server.start())
+    s.put_documents("s", [DocumentRecord("kept", "text", "{}", b"abcd")])
+    s.close()
+    server.stop()
+    again = EmbeddedRedis(tmp_path / "r")
+    s = RedisStore.from_url(again.start())
+    try:
+        assert s.get_documents("s", ["kept"])[0].text == "text"
+    finally:
+        s.close()
+        again.stop()
+
+
+def test_unreachable_redis_raises_store_unavailable(tmp_path):
+    s = RedisStore.from_url(f"unix://{tmp_path}/no-such.sock")
+    assert s.ping() is False
+    with pytest.raises(StoreUnavailable, match="redis unavailable"):
+        s.put_documents("s", [DocumentRecord("a", "t", "{}", b"")])
+    assert StoreUnavailable.status == 503

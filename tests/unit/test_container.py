@@ -1,0 +1,61 @@
+"""No Docker engine here: check that the Dockerfile and compose file agree with the app's settings."""
+
+import re
+
+import pytest
+import yaml
+
+from app.core.settings import Settings
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def compose():
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+@pytest.fixture(scope="module")
+def dockerfile():
+    return (ROOT / "Dockerfile").read_text()
+
+
+def setting_env_names() -> set[str]:
+    names = {f"CE_{name.upper()}" for name in Settings.model_fields}
+    return names | {"REDIS_URL"}
+
+
+def test_compose_services_healthchecks_and_volume(compose):
+    api, redis = compose["services"]["api"], compose["services"]["redis"]
+    assert redis["image"].startswith("redis:7")
+    assert "--appendonly" in redis["command"] and "yes" in redis["command"]
+    assert any(v.endswith(":/data") and v.split(":")[0] in compose["volumes"] for v in redis["volumes"])
+    assert api["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert "redis-cli" in redis["healthcheck"]["test"]
+    assert any("/health" in part for part in api["healthcheck"]["test"])
+
+
+def test_compose_env_is_what_the_app_reads(compose):
+    env = compose["services"]["api"]["environment"]
+    unknown = set(env) - setting_env_names()
+    assert not unknown, f"compose sets variables the app does not read: {unknown}"
+    assert env["REDIS_URL"].startswith("redis://redis:")
+    Settings(**{k.removeprefix("CE_").lower(): v for k, v in env.items() if k.startswith("CE_")})  # valid values
+
+
+def test_ports_agree_between_dockerfile_compose_and_settings(compose, dockerfile):
+    exposed = re.search(r"^EXPOSE (\d+)", dockerfile, re.M).group(1)
+    env_port = re.search(r"CE_PORT=(\d+)", dockerfile).group(1)
+    host, container = compose["services"]["api"]["ports"][0].split(":")
+    assert exposed == env_port == container == compose["services"]["api"]["environment"]["CE_PORT"]
+    assert re.search(rf"127\.0\.0\.1:{exposed}/health", dockerfile)
+
+
+def test_dockerfile_is_multi_stage_non_root_and_offline(dockerfile):
+    assert len(re.findall(r"^FROM ", dockerfile, re.M)) >= 2
+    user = re.findall(r"^USER (\S+)", dockerfile, re.M)
+    assert user and not user[-1].startswith(("root", "0"))
+    assert "torch==2.13.0" in dockerfile and "HF_HUB_OFFLINE=1" in dockerfile
+    assert re.search(r'^CMD \["python", "-m", "app", "serve"\]', dockerfile, re.M)
+    assert re.search(r"^COPY .*models \./models", dockerfile, re.M)
+    names = set(re.findall(r"\b(CE_[A-Z_]+)=", dockerfile))
+    assert names <= setting_env_names(), names - setting_env_names()

@@ -1,0 +1,105 @@
+"""The maths: streaming statistics, whitening, truncation, alpha, and applying the artifact."""
+
+import numpy as np
+import pytest
+
+from app.correction import Correction, CovarianceStats, fit_correction
+from app.correction.methods import fit_whitening
+
+
+def anisotropic(n=4000, d=16, seed=0):
+    """Correlated vectors with a large shared offset: a narrow cone, like a raw encoder's."""
+    rng = np.random.default_rng(seed)
+    mixing = rng.standard_normal((d, d)) * np.linspace(3.0, 0.1, d)
+    return rng.standard_normal((n, d)) @ mixing + 5.0
+
+
+def test_streaming_stats_match_numpy_and_merge():
+    x = anisotropic()
+    whole = CovarianceStats(16).update(x)
+    parts = CovarianceStats(16).update(x[:1000]).merge(CovarianceStats(16).update(x[1000:]))
+    np.testing.assert_allclose(whole.mean, x.mean(0), rtol=1e-10)
+    np.testing.assert_allclose(whole.covariance, np.cov(x.T, bias=True), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(parts.covariance, whole.covariance, rtol=1e-10)
+    assert parts.count == whole.count == 4000
+
+
+def test_stats_refuse_bad_input():
+    with pytest.raises(ValueError, match="shape"):
+        CovarianceStats(4).update(np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="NaN"):
+        CovarianceStats(2).update(np.array([[np.nan, 1.0]]))
+    with pytest.raises(ValueError, match="at least 2"):
+        _ = CovarianceStats(2).update(np.ones((1, 2))).covariance
+
+
+def test_full_whitening_gives_identity_covariance():
+    x = anisotropic()
+    mu, w = fit_whitening(CovarianceStats(16).update(x), alpha=0.5)
+    y = (x - mu) @ w
+    np.testing.assert_allclose(y.mean(0), 0.0, atol=1e-8)
+    np.testing.assert_allclose(np.cov(y.T, bias=True), np.eye(16), atol=1e-6)
+
+
+def test_dim_keeps_the_top_principal_directions():
+    x = anisotropic()
+    stats = CovarianceStats(16).update(x)
+    mu, w = fit_whitening(stats, dim=4, alpha=0.5)
+    assert w.shape == (16, 4)
+    y = (x - mu) @ w
+    np.testing.assert_allclose(np.cov(y.T, bias=True), np.eye(4), atol=1e-6)
+    # The kept directions are the largest-variance ones: their raw variance beats any dropped one.
+    _, w_rot = fit_whitening(stats, alpha=0.0)
+    variances = np.var((x - mu) @ w_rot, axis=0)
+    assert variances[:4].min() > variances[4:].max()
+
+
+def test_alpha_zero_is_a_rotation_and_partial_alpha_scales_variance():
+    x = anisotropic()
+    stats = CovarianceStats(16).update(x)
+    mu, w0 = fit_whitening(stats, alpha=0.0)
+    np.testing.assert_allclose(w0.T @ w0, np.eye(16), atol=1e-10)
+    eig = np.sort(np.linalg.eigvalsh(stats.covariance))[::-1]
+    _, w25 = fit_whitening(stats, alpha=0.25)
+    var25 = np.var((x - mu) @ w25, axis=0)
+    np.testing.assert_allclose(var25, eig**0.5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("params", [{"alpha": -0.1}, {"alpha": 1.5}, {"dim": 0}, {"dim": 17}])
+def test_whitening_rejects_out_of_range_parameters(params):
+    with pytest.raises(ValueError):
+        fit_correction(CovarianceStats(16).update(anisotropic()), "whitening", **params)
+
+
+def test_unknown_method_is_named():
+    with pytest.raises(ValueError, match="unknown method 'nope'"):
+        fit_correction(CovarianceStats(16).update(anisotropic()), "nope")
+
+
+def test_directions_the_corpus_does_not_span_are_dropped_not_amplified():
+    x = anisotropic(n=5)  # 5 points in 16 dims: they span 4 directions, the rest is rounding noise
+    mu, w = fit_whitening(CovarianceStats(16).update(x), alpha=0.5)
+    assert np.isfinite(w).all()
+    np.testing.assert_array_equal(w[:, 4:], 0.0)
+    # A new vector off the corpus's span is not blown up by 1/sqrt(1e-16).
+    off_span = np.random.default_rng(3).standard_normal(16) + 5.0
+    assert np.abs((off_span - mu) @ w).max() < 100
+
+
+def test_correction_apply_normalizes_and_reduces_cone(artifact_factory):
+    x = anisotropic() + 25.0  # a narrow cone
+    raw_cos = _mean_pair_cosine(x)
+    art = artifact_factory(x, alpha=0.5)
+    y = Correction(art).apply(x.astype(np.float32))
+    np.testing.assert_allclose(np.linalg.norm(y, axis=1), 1.0, atol=1e-5)
+    assert raw_cos > 0.8
+    assert abs(_mean_pair_cosine(y)) < 0.05
+    unnormalized = Correction(art).apply(x.astype(np.float32), normalize=False)
+    np.testing.assert_allclose(unnormalized, (x - art.mu) @ art.W, rtol=1e-3, atol=1e-3)
+
+
+def _mean_pair_cosine(x):
+    u = x / np.linalg.norm(x, axis=1, keepdims=True)
+    rng = np.random.default_rng(1)
+    i, j = rng.integers(0, len(x), (2, 2000))
+    return float(np.mean(np.sum(u[i] * u[j], axis=1)))
