@@ -179,7 +179,8 @@ class EmbeddingService:
 
     def similarity(self, left: Sequence[str], right: Sequence[str]):
         """Corrected and raw cosine of each (left[i], right[i]), and the correction id."""
-        self._check_texts(list(left) + list(right), "pairs texts")
+        self._check_texts(left, "pairs (first texts)")  # the limit counts pairs, not texts
+        self._check_texts(right, "pairs (second texts)")
         n = len(left)
         raw = self.encode_raw(list(left) + list(right))
         correction = self._space.correction
@@ -245,8 +246,8 @@ class EmbeddingService:
     # --- status ----------------------------------------------------------------------------------------
 
     def readiness(self) -> dict[str, bool]:
-        """What /ready reports; the backbone, correction and index exist once the service does."""
-        return {"backbone": True, "correction": True, "index": True, "store": self.store.ping()}
+        """What /ready checks; the backbone, correction and index need none: they exist once the service does."""
+        return {"store": self.store.ping()}
 
     def info(self) -> dict:
         space = self._space

@@ -30,6 +30,10 @@ def test_embed_raw_and_unnormalized(client):
     assert np.linalg.norm(raw["embeddings"][0]) > 1.5  # the backbone's own scale, not unit
 
 
+def test_similarity_limit_counts_pairs_not_texts(client):
+    assert client.post("/similarity", json={"pairs": [["a cat", "a dog"]] * 8}).status_code == 200
+
+
 def test_similarity_pairs_and_source_targets_agree(client):
     pairs = client.post(
         "/similarity",
@@ -86,6 +90,7 @@ def test_same_text_twice_is_one_document(client):
         ("/embed", {"texts": ["ok"], "normalize": "yes"}, 422),
         ("/embed", {"texts": ["x"] * 9}, 422),
         ("/embed", {"texts": ["x" * 201]}, 422),
+        ("/similarity", {"pairs": [["a", "b"]] * 9}, 422),
         ("/embed", {}, 422),
         ("/similarity", {"pairs": [["only one"]]}, 422),
         ("/similarity", {"pairs": []}, 422),
