@@ -23,9 +23,18 @@ EXIT_BAD_INPUT = 2
 EXIT_BAD_ARTIFACT = 3
 
 PoolingOpt = Annotated[Pooling | None, typer.Option(help="Pooling; default CE_POOLING (mean).")]
-MethodOpt = Annotated[str, typer.Option(help="Correction method.")]
-DimOpt = Annotated[int | None, typer.Option("--dim", "-k", help="Output dims kept; default: all.")]
-AlphaOpt = Annotated[float, typer.Option(help="Eigenvalue power: 0.5 full whitening, 0 a rotation.")]
+MethodOpt = Annotated[
+    str, typer.Option(help="none, center, abtt, whitening, or auto (the best of them on labelled pairs).")
+]
+DimOpt = Annotated[int | None, typer.Option("--dim", "-k", help="whitening: output dims kept; default all.")]
+AlphaOpt = Annotated[float, typer.Option(help="whitening: eigenvalue power, 0.5 full, 0 a rotation.")]
+EpsOpt = Annotated[float, typer.Option(help="whitening: shrink eigenvalues toward their mean (0..1).")]
+DropOpt = Annotated[int | None, typer.Option(help="abtt/whitening: top principal directions removed; default 1 / 0.")]
+TuneOpt = Annotated[
+    list[Path] | None,
+    typer.Option(help="auto: labelled pairs to choose on (repeatable); default CE_TUNE_PAIRS, STS-B train+dev."),
+]
+NoTuneOpt = Annotated[bool, typer.Option(help="auto: skip tuning, use the documented default correction.")]
 
 
 def _settings(pooling: str | None = None) -> Settings:
@@ -38,10 +47,37 @@ def _fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _method_params(method: str, dim: int | None, alpha: float) -> dict:
+def _method_params(method: str, dim: int | None, alpha: float, eps: float, drop: int | None) -> dict:
+    """The parameters each method takes, from the shared options."""
     if method == "whitening":
-        return {"dim": dim, "alpha": alpha}
-    raise _fail(f"unknown method {method!r}", EXIT_BAD_INPUT)
+        return {"dim": dim, "alpha": alpha, "eps": eps, "drop": drop or 0}
+    if method == "abtt":
+        return {"drop": 1 if drop is None else drop}
+    if method in ("none", "center", "auto"):
+        return {}
+    raise _fail(f"unknown method {method!r}; choose none, center, abtt, whitening or auto", EXIT_BAD_INPUT)
+
+
+def _offline_backbone(settings: Settings):
+    """The configured backbone, remembering what it encoded for the length of one command."""
+    from app.backbones import build_backbone
+    from app.fitting import RememberingBackbone
+
+    return RememberingBackbone(build_backbone(settings))
+
+
+def _tuning(backbone, method: str, files: list[Path] | None, no_tune: bool, settings: Settings, evaluated=None):
+    """Encoded tuning pairs for `auto` (None for the other methods, or with --no-tune)."""
+    if method != "auto" or no_tune:
+        return None
+    from app.datasets import read_pairs
+    from app.fitting import encode_pairs
+    from app.tuning import TuningPairs
+
+    files = files or settings.tune_pairs
+    if evaluated is not None and any(Path(f).resolve() == Path(evaluated).resolve() for f in files):
+        typer.secho("warning: tuning on the evaluated pairs overstates the score", fg=typer.colors.YELLOW, err=True)
+    return TuningPairs.concat([encode_pairs(backbone, read_pairs(f), name=Path(f).name) for f in files])
 
 
 def _guarded(fn):
@@ -86,21 +122,25 @@ def fit(
     method: MethodOpt = "whitening",
     dim: DimOpt = None,
     alpha: AlphaOpt = 0.5,
+    eps: EpsOpt = 0.0,
+    drop: DropOpt = None,
+    tune_pairs: TuneOpt = None,
+    no_tune: NoTuneOpt = False,
     out: Annotated[Path | None, typer.Option(help="Artifact file; default DATA_DIR/artifacts/ID.npz.")] = None,
     publish: Annotated[bool, typer.Option(help="Also publish to Redis as the current correction.")] = False,
 ) -> None:
     """Fit a correction on a corpus and write it as an artifact; prints the artifact id."""
     from app.artifacts import publish as publish_artifact
     from app.artifacts import write_artifact_file
-    from app.backbones import build_backbone
     from app.datasets import read_corpus
     from app.fitting import fit_artifact
 
     settings = _settings(pooling)
-    params = _method_params(method, dim, alpha)
+    params = _method_params(method, dim, alpha, eps, drop)
     sentences = read_corpus(corpus)
-    backbone = build_backbone(settings)
-    artifact = fit_artifact(backbone, sentences, method, params, source=corpus.name)
+    backbone = _offline_backbone(settings)
+    tuning = _tuning(backbone, method, tune_pairs, no_tune, settings)
+    artifact = fit_artifact(backbone, sentences, method, params, source=corpus.name, tuning=tuning)
     path = write_artifact_file(artifact, out or settings.data_dir / "artifacts" / f"{artifact.id}.npz")
     typer.echo(f"wrote {path}", err=True)
     if publish:
@@ -154,19 +194,23 @@ def evaluate(
     method: MethodOpt = "whitening",
     dim: DimOpt = None,
     alpha: AlphaOpt = 0.5,
+    eps: EpsOpt = 0.0,
+    drop: DropOpt = None,
+    tune_pairs: TuneOpt = None,
+    no_tune: NoTuneOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Spearman x100 of cosine vs gold scores, raw and corrected."""
-    from app.backbones import build_backbone
     from app.correction import Correction
     from app.datasets import read_corpus, read_pairs
     from app.evaluation import spearman_x100
     from app.fitting import encode_all, fit_from_vectors
 
     settings = _settings(pooling)
-    params = _method_params(method, dim, alpha)
+    params = _method_params(method, dim, alpha, eps, drop)
     data = read_pairs(pairs)
-    backbone = build_backbone(settings)
+    backbone = _offline_backbone(settings)
+    tuning = _tuning(backbone, method, tune_pairs, no_tune, settings, evaluated=pairs)
     n = len(data)
     vectors = encode_all(backbone, data.left + data.right, desc="eval pairs")
     if fit_corpus is None:
@@ -174,16 +218,17 @@ def evaluate(
     else:
         corpus = read_corpus(fit_corpus)
         corpus_vectors = encode_all(backbone, corpus, desc="fitting corpus")
-    artifact = fit_from_vectors(backbone, corpus, corpus_vectors, method, params)
+    artifact = fit_from_vectors(backbone, corpus, corpus_vectors, method, params, tuning=tuning)
     corrected = Correction(artifact).apply(vectors)
     result = {
         "raw_spearman": round(spearman_x100(vectors[:n], vectors[n:], data.scores), 2),
         "corrected_spearman": round(spearman_x100(corrected[:n], corrected[n:], data.scores), 2),
         "n_pairs": n,
         "pooling": backbone.pooling,
-        "method": method,
+        "method": artifact.method,
+        "params": artifact.params,
         "dim": artifact.out_dim,
-        "alpha": alpha,
+        "selection": artifact.extra.get("selection"),
         "fit_corpus_size": len(corpus),
         "backbone": backbone.name,
     }
@@ -192,7 +237,7 @@ def evaluate(
     else:
         typer.echo(
             f"{backbone.name} {backbone.pooling} on {pairs.name} ({n} pairs): raw {result['raw_spearman']:.2f}, "
-            f"{method} (dim {artifact.out_dim}, alpha {alpha}) {result['corrected_spearman']:.2f}"
+            f"{artifact.method} {artifact.params} (dim {artifact.out_dim}) {result['corrected_spearman']:.2f}"
         )
 
 

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from app.backbones.base import Backbone
-from app.correction import CorrectionArtifact, CovarianceStats, fit_correction
+from app.correction import Correction, CorrectionArtifact, CovarianceStats, fit_correction
 from app.correction.artifact import BackboneRef, CorpusRef
-from app.datasets import corpus_sha256
+from app.correction.isotropy import isotropy_report
+from app.correction.methods import Spectrum
+from app.datasets import Pairs, corpus_sha256
+from app.tuning import TuningPairs, default_choice, score_candidates, select
 
 CHUNK = 512
+ISOTROPY_SAMPLE = 20_000  # rows of the fitting corpus the isotropy figures are computed on
 
 
 def encode_all(backbone: Backbone, texts: Sequence[str], *, desc: str = "encoding", progress: bool = True):
@@ -26,17 +31,65 @@ def encode_all(backbone: Backbone, texts: Sequence[str], *, desc: str = "encodin
     return out
 
 
+class RememberingBackbone:
+    """Wraps a backbone for one offline command: a text seen twice (corpus and tuning pairs) is encoded once."""
+
+    def __init__(self, backbone: Backbone):
+        self._backbone = backbone
+        self._seen: dict[str, np.ndarray] = {}
+        self.name, self.fingerprint = backbone.name, backbone.fingerprint
+        self.dim, self.pooling = backbone.dim, backbone.pooling
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        new = list(dict.fromkeys(t for t in texts if t not in self._seen))
+        if new:
+            self._seen.update(zip(new, self._backbone.encode(new), strict=True))
+        if not texts:
+            return np.empty((0, self.dim), dtype=np.float32)
+        return np.stack([self._seen[t] for t in texts])
+
+
+def encode_pairs(backbone: Backbone, pairs: Pairs, *, name: str = "", progress: bool = True) -> TuningPairs:
+    """Both sides of labelled pairs as vectors, ready to score corrections on."""
+    vectors = encode_all(backbone, pairs.left + pairs.right, desc=f"pairs {name}".strip(), progress=progress)
+    n = len(pairs)
+    return TuningPairs(vectors[:n], vectors[n:], pairs.scores, name)
+
+
 def backbone_ref(backbone: Backbone) -> BackboneRef:
     return BackboneRef(name=backbone.name, fingerprint=backbone.fingerprint, dim=backbone.dim, pooling=backbone.pooling)
 
 
+def sample_rows(x: np.ndarray, limit: int, *, seed: int = 0) -> np.ndarray:
+    """At most `limit` rows, drawn without replacement; all of them when there are fewer."""
+    if len(x) <= limit:
+        return x
+    return x[np.sort(np.random.default_rng(seed).choice(len(x), limit, replace=False))]
+
+
 def fit_from_vectors(
-    backbone: Backbone, sentences: Sequence[str], vectors: np.ndarray, method: str, params: dict, source: str = ""
+    backbone: Backbone,
+    sentences: Sequence[str],
+    vectors: np.ndarray,
+    method: str,
+    params: dict,
+    source: str = "",
+    *,
+    tuning: TuningPairs | None = None,
 ) -> CorrectionArtifact:
-    """Fit `method` on vectors already encoded by `backbone` from `sentences`."""
+    """Fit `method` on vectors already encoded by `backbone` from `sentences`; `auto` scores on `tuning`."""
     stats = CovarianceStats(backbone.dim).update(vectors)
+    extra: dict = {}
+    if method == "auto":
+        if tuning is None:
+            method, params = default_choice(backbone.dim)
+            extra["selection"] = {"tuned_on": None, "rule": "documented default (no tuning pairs)"}
+        else:
+            selection = select(score_candidates(Spectrum.of(stats), *tuning.arrays), tuning.gold, tuned_on=tuning.name)
+            method, params = selection.chosen.method, selection.chosen.params
+            extra["selection"] = selection.record()
     mu, W = fit_correction(stats, method, **params)
-    return CorrectionArtifact.create(
+    artifact = CorrectionArtifact.create(
         method=method,
         params=params,
         backbone=backbone_ref(backbone),
@@ -44,6 +97,10 @@ def fit_from_vectors(
         mu=mu,
         W=W,
     )
+    sample = sample_rows(vectors, ISOTROPY_SAMPLE)
+    corrected = Correction(artifact).apply(sample)
+    extra["isotropy"] = {"raw": isotropy_report(sample), "corrected": isotropy_report(corrected)}
+    return replace(artifact, extra=extra)  # the id hashes the arrays and parameters, not this provenance
 
 
 def fit_artifact(
@@ -53,8 +110,9 @@ def fit_artifact(
     params: dict,
     *,
     source: str = "",
+    tuning: TuningPairs | None = None,
     progress: bool = True,
 ) -> CorrectionArtifact:
     """Encode the corpus and fit `method` with `params` on it."""
     vectors = encode_all(backbone, sentences, desc="fitting corpus", progress=progress)
-    return fit_from_vectors(backbone, sentences, vectors, method, params, source)
+    return fit_from_vectors(backbone, sentences, vectors, method, params, source, tuning=tuning)

@@ -38,6 +38,10 @@ class Settings(BaseSettings):
         description="auto (Redis current, else the newest matching artifact in models_dir), none, or a file.",
     )
     models_dir: Path = Field(ROOT / "models", description="Folder scanned for bundled correction artifacts.")
+    tune_pairs: list[Path] = Field(
+        [ROOT / "datasets/stsbenchmark/sts-train.csv", ROOT / "datasets/stsbenchmark/sts-dev.csv"],
+        description="Labelled pairs `fit/eval --method auto` scores candidates on (JSON list); STS-B train + dev.",
+    )
 
     # Store
     redis_url: str | None = Field(

@@ -50,7 +50,7 @@ def test_fit_writes_and_publishes_an_artifact(env, corpus, store, tmp_path):
     assert r.returncode == 0, r.stderr
     artifact_id = r.stdout.strip().splitlines()[-1]
     artifact = read_artifact_file(tmp_path / "data" / "artifacts" / f"{artifact_id}.npz")
-    assert artifact.out_dim == 8 and artifact.params == {"dim": 8, "alpha": 0.5}
+    assert artifact.out_dim == 8 and artifact.params == {"dim": 8, "alpha": 0.5, "eps": 0.0, "drop": 0}
     assert artifact.corpus.size == len(corpus.read_text().splitlines())
     assert store.current_artifact_id(artifact.backbone.fingerprint) == artifact_id
 
@@ -63,6 +63,35 @@ def test_eval_json_on_a_pairs_file(env, tmp_path):
     result = json.loads(r.stdout.strip().splitlines()[-1])
     assert result["n_pairs"] == len(WORDS) ** 2 and result["dim"] == 4 and result["method"] == "whitening"
     assert result["raw_spearman"] > 0 and -100 <= result["corrected_spearman"] <= 100
+
+
+@pytest.fixture
+def pairs(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("\n".join(f"the {a} runs\tthe {b} runs\t{5.0 if a == b else 1.0}" for a in WORDS for b in WORDS))
+    return path
+
+
+def test_auto_records_its_choice_and_falls_back_to_the_default_without_pairs(env, corpus, pairs, tmp_path):
+    r = run_cli("fit", "--corpus", str(corpus), "--method", "auto", "--tune-pairs", str(pairs), env=env)
+    assert r.returncode == 0, r.stderr
+    artifact = read_artifact_file(tmp_path / "data" / "artifacts" / f"{r.stdout.split()[-1]}.npz")
+    selection = artifact.extra["selection"]
+    assert selection["tuned_on"] == "pairs.tsv" and selection["candidates"] > 100
+    assert artifact.method in ("none", "center", "abtt", "whitening")
+    assert set(artifact.extra["isotropy"]) == {"raw", "corrected"}
+    r = run_cli("fit", "--corpus", str(corpus), "--method", "auto", "--no-tune", env=env)
+    artifact = read_artifact_file(tmp_path / "data" / "artifacts" / f"{r.stdout.split()[-1]}.npz")
+    assert artifact.method == "whitening" and artifact.params["alpha"] == 0.15
+    assert artifact.extra["selection"]["tuned_on"] is None
+
+
+def test_eval_auto_warns_when_tuned_on_the_evaluated_pairs(env, pairs):
+    r = run_cli("eval", "--pairs", str(pairs), "--method", "auto", "--tune-pairs", str(pairs), "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "overstates" in r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["selection"]["score"] == pytest.approx(result["corrected_spearman"], abs=0.01)
 
 
 def test_bad_input_files_exit_2_with_the_line(env, tmp_path):

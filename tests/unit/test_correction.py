@@ -103,3 +103,60 @@ def _mean_pair_cosine(x):
     rng = np.random.default_rng(1)
     i, j = rng.integers(0, len(x), (2, 2000))
     return float(np.mean(np.sum(u[i] * u[j], axis=1)))
+
+
+def _cosines(y):
+    u = y / np.linalg.norm(y, axis=1, keepdims=True)
+    return u @ u.T
+
+
+def test_abtt_output_is_orthogonal_to_the_removed_directions():
+    x = anisotropic()
+    stats = CovarianceStats(16).update(x)
+    mu, w = fit_correction(stats, "abtt", drop=3)
+    top = np.linalg.svd(stats.covariance, hermitian=True)[0][:, :3]
+    y = (x - mu) @ w
+    assert w.shape == (16, 16)
+    np.testing.assert_allclose(y @ top, 0.0, atol=1e-8)
+    # Everything else is untouched: the residual of x - mu off the top directions.
+    np.testing.assert_allclose(y, (x - mu) - (x - mu) @ top @ top.T, atol=1e-8)
+
+
+def test_alpha_zero_keeps_the_cosines_of_the_centred_vectors():
+    x = anisotropic()[:200]
+    stats = CovarianceStats(16).update(x)
+    mu, w = fit_whitening(stats, alpha=0.0)
+    np.testing.assert_allclose(_cosines((x - mu) @ w), _cosines(x - stats.mean), atol=1e-10)
+    mu_c, w_c = fit_correction(stats, "center")
+    np.testing.assert_allclose(_cosines((x - mu_c) @ w_c), _cosines(x - stats.mean), atol=1e-10)
+    mu_n, w_n = fit_correction(stats, "none")
+    np.testing.assert_array_equal((x - mu_n) @ w_n, x)
+
+
+def test_eps_moves_whitening_toward_a_rotation():
+    x = anisotropic()[:300]
+    stats = CovarianceStats(16).update(x)
+
+    def condition(eps):
+        _, w = fit_whitening(stats, alpha=0.5, eps=eps)
+        norms = np.linalg.norm(w, axis=0)
+        return norms.max() / norms.min()
+
+    conditions = [condition(e) for e in (0.0, 0.1, 0.5, 0.9)]
+    assert all(a > b for a, b in zip(conditions, conditions[1:], strict=False))
+    assert condition(0.0) > 10
+    np.testing.assert_allclose(condition(1.0), 1.0, rtol=1e-10)  # eps 1: every axis scaled alike
+    mu, w = fit_whitening(stats, alpha=0.5, eps=1.0)
+    np.testing.assert_allclose(_cosines((x - mu) @ w), _cosines(x - stats.mean), atol=1e-10)
+
+
+def test_drop_skips_the_top_directions_before_whitening():
+    x = anisotropic()
+    stats = CovarianceStats(16).update(x)
+    mu, w = fit_whitening(stats, alpha=0.5, drop=2, dim=5)
+    top = np.linalg.svd(stats.covariance, hermitian=True)[0][:, :2]
+    assert w.shape == (16, 5)
+    np.testing.assert_allclose(top.T @ w, 0.0, atol=1e-10)
+    np.testing.assert_allclose(np.cov(((x - mu) @ w).T, bias=True), np.eye(5), atol=1e-6)
+    with pytest.raises(ValueError, match="dim"):
+        fit_whitening(stats, drop=2, dim=15)

@@ -1,0 +1,79 @@
+"""How isotropic a cloud of sentence vectors is: the figures the literature uses, in pure numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.correction.artifact import l2_normalize
+
+RANDOM_PAIRS = 10_000
+
+
+def isoscore_from_variances(variances: np.ndarray) -> float:
+    """IsoScore (Rudman et al. 2022) from the variances along the principal axes: 1 isotropic, 0 rank one."""
+    v = np.clip(np.asarray(variances, dtype=np.float64), 0.0, None)
+    n = v.shape[0]
+    if n < 2 or not v.any():
+        return 0.0
+    v_hat = np.sqrt(n) * v / np.linalg.norm(v)
+    defect = np.linalg.norm(v_hat - 1.0) / np.sqrt(2.0 * (n - np.sqrt(n)))
+    utilized = (n - defect**2 * (n - np.sqrt(n))) ** 2 / n**2  # share of dims used isotropically
+    return float((n * utilized - 1.0) / (n - 1.0))
+
+
+def principal_variances(x: np.ndarray) -> np.ndarray:
+    """Variances along the principal axes (PCA reorientation), largest first."""
+    x = np.asarray(x, dtype=np.float64)
+    centered = x - x.mean(axis=0)
+    return np.linalg.svd(centered, compute_uv=False) ** 2 / max(len(x) - 1, 1)
+
+
+def isoscore(x: np.ndarray) -> float:
+    """IsoScore of a point cloud (rows are points)."""
+    return isoscore_from_variances(principal_variances(x))
+
+
+def effective_rank(variances: np.ndarray) -> float:
+    """exp of the entropy of the normalized spectrum (Roy & Vetterli 2007): how many dims are really used."""
+    v = np.clip(np.asarray(variances, dtype=np.float64), 0.0, None)
+    if not v.any():
+        return 0.0
+    p = v[v > 0] / v.sum()
+    return float(np.exp(-(p * np.log(p)).sum()))
+
+
+def partition_ratio(x: np.ndarray) -> float:
+    """I(W) of Mu & Viswanath (2018): min over max of Z(c) = sum exp(c.x), c over the eigenvectors of X^T X."""
+    x = np.asarray(x, dtype=np.float64)
+    _, _, vt = np.linalg.svd(x, full_matrices=False)
+    logits = x @ vt.T  # (n, directions); logsumexp per direction, in log space to avoid overflow
+    peak = logits.max(axis=0)
+    log_z = peak + np.log(np.exp(logits - peak).sum(axis=0))
+    return float(np.exp(log_z.min() - log_z.max()))
+
+
+def mean_random_cosine(x: np.ndarray, *, pairs: int = RANDOM_PAIRS, seed: int = 0) -> float:
+    """Average cosine of random pairs of distinct rows: near 0 when isotropic, near 1 in a narrow cone."""
+    unit = l2_normalize(np.asarray(x, dtype=np.float64))
+    n = len(unit)
+    if n < 2:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    i = rng.integers(0, n, pairs)
+    j = (i + rng.integers(1, n, pairs)) % n  # never the same row
+    return float(np.mean(np.sum(unit[i] * unit[j], axis=1)))
+
+
+def isotropy_report(x: np.ndarray) -> dict:
+    """The figures shown by `isotropy` and /info, on unit vectors (what cosine similarity sees)."""
+    unit = l2_normalize(np.asarray(x, dtype=np.float64))
+    variances = principal_variances(unit)
+    return {
+        "mean_random_cosine": round(mean_random_cosine(unit), 4),
+        "isoscore": round(isoscore_from_variances(variances), 4),
+        "partition_ratio": round(partition_ratio(unit), 4),
+        "effective_rank": round(effective_rank(variances), 1),
+        "top_direction_share": round(float(variances[0] / variances.sum()) if variances.any() else 0.0, 4),
+        "dim": int(unit.shape[1]),
+        "n": int(unit.shape[0]),
+    }
