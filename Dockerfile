@@ -13,7 +13,7 @@ COPY pyproject.toml README.md ./
 COPY app ./app
 RUN pip install .
 
-# Run stage: the virtualenv, the bundled corrections, a non-root user.
+# Run stage: the virtualenv, the bundled corrections, STS-B (auto's tuning pairs), a non-root user.
 FROM python:3.11-slim
 RUN groupadd --gid 10001 app \
     && useradd --create-home --uid 10001 --gid 10001 app \
@@ -22,12 +22,14 @@ RUN groupadd --gid 10001 app \
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /srv
 COPY --chown=10001:10001 models ./models
+COPY --chown=10001:10001 datasets ./datasets
 ENV PATH=/opt/venv/bin:$PATH \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
     CE_HOST=0.0.0.0 \
     CE_PORT=8000 \
     CE_MODELS_DIR=/srv/models \
+    CE_TUNE_PAIRS='["/srv/datasets/stsbenchmark/sts-train.csv", "/srv/datasets/stsbenchmark/sts-dev.csv"]' \
     CE_DATA_DIR=/srv/var
 USER 10001:10001
 EXPOSE 8000

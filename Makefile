@@ -29,17 +29,16 @@ lint: install
 	$(VENV)/bin/ruff format --check app tests
 	$(VENV)/bin/hadolint Dockerfile
 
-## Refit the bundled artifacts of the default backbone on STS-B train (parameters chosen on STS-B dev).
+## Refit the bundled artifacts of the default backbone: fitted on STS-B train, chosen by `auto` on STS-B train + dev.
 models: install
-	$(PY) -m app fit --corpus $(STS)/sts-train.csv --pooling mean --alpha 0.1 --dim 256 --out models/all-MiniLM-L6-v2/mean.npz
-	$(PY) -m app fit --corpus $(STS)/sts-train.csv --pooling cls --alpha 0.25 --out models/all-MiniLM-L6-v2/cls.npz
-	$(PY) -m app fit --corpus $(STS)/sts-train.csv --pooling first_last_avg --alpha 0.1 --out models/all-MiniLM-L6-v2/first_last_avg.npz
-	$(PY) -m app fit --corpus $(STS)/sts-train.csv --pooling embedding_avg --alpha 0.4 --out models/all-MiniLM-L6-v2/embedding_avg.npz
+	for p in mean cls first_last_avg embedding_avg; do \
+	  $(PY) -m app fit --corpus $(STS)/sts-train.csv --pooling $$p --method auto --out models/all-MiniLM-L6-v2/$$p.npz || exit 1; \
+	done
 
-## STS-B test, whitening fitted on STS-B train, for every pooling.
+## STS-B test for every pooling: auto fitted on STS-B train, tuned on STS-B train + dev.
 eval: install
 	for p in mean cls first_last_avg embedding_avg; do \
-	  $(PY) -m app eval --pairs $(STS)/sts-test.csv --fit-corpus $(STS)/sts-train.csv --pooling $$p --alpha 0.5 --json; \
+	  $(PY) -m app eval --pairs $(STS)/sts-test.csv --fit-corpus $(STS)/sts-train.csv --pooling $$p --method auto --json || exit 1; \
 	done
 
 clean:

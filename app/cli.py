@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, get_args
 
 import typer
 
-from app.core.settings import Pooling, Settings, get_settings
+from app.core.settings import ROOT, Pooling, Settings, get_settings
 
 cli = typer.Typer(
     help="Corrected sentence embeddings: fit a correction offline, evaluate it, index documents, serve.",
@@ -19,6 +20,7 @@ cli = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+STS = "datasets/stsbenchmark"
 EXIT_BAD_INPUT = 2
 EXIT_BAD_ARTIFACT = 3
 
@@ -239,6 +241,177 @@ def evaluate(
             f"{backbone.name} {backbone.pooling} on {pairs.name} ({n} pairs): raw {result['raw_spearman']:.2f}, "
             f"{artifact.method} {artifact.params} (dim {artifact.out_dim}) {result['corrected_spearman']:.2f}"
         )
+
+
+@cli.command()
+@_guarded
+def isotropy(
+    corpus: Annotated[Path, typer.Option(help="One sentence per line, or a pairs file (both sides used).")],
+    artifact: Annotated[
+        Path | None, typer.Option(help="Correction to measure; default the bundled one for this backbone.")
+    ] = None,
+    pooling: PoolingOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """How isotropic the corpus's vectors are, raw and corrected: cosine of random pairs, IsoScore, I(W), rank."""
+    from app.artifacts import check_compatible, find_bundled, read_artifact_file
+    from app.correction import Correction
+    from app.correction.isotropy import isotropy_report
+    from app.datasets import read_corpus
+    from app.fitting import ISOTROPY_SAMPLE, encode_all, sample_rows
+
+    settings = _settings(pooling)
+    sentences = read_corpus(corpus)
+    backbone = _offline_backbone(settings)
+    fitted = read_artifact_file(artifact) if artifact else find_bundled(settings.models_dir, backbone)
+    if fitted is None:
+        raise _fail(f"no correction for {backbone.name}/{backbone.pooling}; pass --artifact", EXIT_BAD_ARTIFACT)
+    check_compatible(fitted, backbone)
+    vectors = sample_rows(encode_all(backbone, sentences, desc="corpus"), ISOTROPY_SAMPLE)
+    result = {
+        "corpus": corpus.name,
+        "pooling": backbone.pooling,
+        "correction": fitted.id,
+        "raw": isotropy_report(vectors),
+        "corrected": isotropy_report(Correction(fitted).apply(vectors)),
+    }
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    typer.echo(f"{backbone.name} {backbone.pooling} on {corpus.name} ({len(vectors)} texts), correction {fitted.id}")
+    typer.echo(f"{'figure':<22}{'raw':>10}{'corrected':>12}")
+    for key, value in result["raw"].items():
+        typer.echo(f"{key:<22}{value:>10}{result['corrected'][key]:>12}")
+
+
+@cli.command()
+@_guarded
+def report(
+    out: Annotated[Path, typer.Option(help="Folder for report.md and the PNG plots (created).")],
+    pooling: Annotated[
+        list[str] | None, typer.Option(help="Poolings to compare (repeatable); default all four.")
+    ] = None,
+    fit_corpus: Annotated[Path, typer.Option(help="Corpus every method is fitted on.")] = ROOT / STS / "sts-train.csv",
+    test_pairs: Annotated[Path, typer.Option(help="Labelled pairs the table scores.")] = ROOT / STS / "sts-test.csv",
+    tune_pairs: TuneOpt = None,
+) -> None:
+    """Write a Markdown summary (methods x poolings on STS-B test, isotropy) and plots to OUT."""
+    from app.correction import Correction
+    from app.datasets import read_corpus, read_pairs
+    from app.fitting import encode_all, encode_pairs, fit_from_vectors
+    from app.reporting import evaluate_methods, plot_cosines, plot_spectrum, write_markdown
+
+    out.mkdir(parents=True, exist_ok=True)
+    corpus, test = read_corpus(fit_corpus), read_pairs(test_pairs)
+    results, plots = [], {}
+    poolings = pooling or list(get_args(Pooling))
+    unknown = sorted(set(poolings) - set(get_args(Pooling)))
+    if unknown:
+        raise _fail(f"unknown pooling {unknown[0]!r}; choose from {', '.join(get_args(Pooling))}", EXIT_BAD_INPUT)
+    for name in poolings:
+        settings = _settings(name)
+        backbone = _offline_backbone(settings)
+        vectors = encode_all(backbone, corpus, desc=f"{name}: fitting corpus")
+        tuning = _tuning(backbone, "auto", tune_pairs, False, settings, evaluated=test_pairs)
+        test_vectors = encode_pairs(backbone, test, name=test_pairs.name)
+
+        def fit(method, params, backbone=backbone, vectors=vectors, tuning=tuning):
+            return fit_from_vectors(backbone, corpus, vectors, method, params, fit_corpus.name, tuning=tuning)
+
+        result = evaluate_methods(fit, test_vectors, name)
+        results.append(result)
+        correction, title = Correction(result.auto), f"{backbone.name}, {name} pooling"
+        plots[name] = {
+            "spectrum": plot_spectrum(out / f"spectrum-{name}.png", vectors, correction, title),
+            "cosines": plot_cosines(out / f"cosines-{name}.png", vectors, test_vectors, correction, title),
+        }
+        typer.echo(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.scores.items()), err=True)
+    tune_names = "+".join(Path(f).name for f in (tune_pairs or get_settings().tune_pairs))
+    sources = {"fit": fit_corpus.name, "tune": tune_names, "test": test_pairs.name}
+    path = write_markdown(
+        out / "report.md", results, backbone=results[0].auto.backbone.name, sources=sources, plots=plots
+    )
+    typer.echo(str(path))
+
+
+@cli.command()
+@_guarded
+def bench(
+    texts: Annotated[int, typer.Option(min=64, help="STS-B sentences sent in each load pattern.")] = 2000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object as the last line.")] = False,
+) -> None:
+    """Throughput and latency of the service over HTTP, as ratios to the backbone called in-process."""
+    from app.artifacts import find_bundled
+    from app.backbones import build_backbone
+    from app.bench import (
+        http_load,
+        in_process_limit,
+        peak_rss_mb,
+        percentile,
+        running_service,
+        single_client_latency,
+        single_text_seconds,
+    )
+    from app.correction import Correction
+    from app.datasets import read_corpus
+
+    settings = get_settings()
+    sentences = (read_corpus(ROOT / STS / "sts-test.csv") + read_corpus(ROOT / STS / "sts-dev.csv"))[:texts]
+    backbone = build_backbone(settings)
+
+    def with_batch(size):
+        backbone.batch_size = size
+        return backbone.encode
+
+    typer.echo(f"in-process limit over {len(sentences)} sentences ...", err=True)
+    limit, best_batch = in_process_limit(with_batch, sentences)
+    one_text = single_text_seconds(with_batch(best_batch))
+    correction_share = None
+    artifact = find_bundled(settings.models_dir, backbone)
+    if artifact is not None:
+        raw = backbone.encode(sentences[:512])
+        start = time.perf_counter()
+        Correction(artifact).apply(raw)
+        correction_share = (time.perf_counter() - start) / (len(raw) / limit)
+    typer.echo("starting the service ...", err=True)
+    with running_service({"CE_BATCH_SIZE": str(best_batch)}) as (url, pid):
+        http_load(url, sentences[:256], clients=8, per_request=8, name="warm-up")
+        patterns = {
+            "a_8_clients_x_8_texts": http_load(url, sentences, clients=8, per_request=8, name="a"),
+            "b_32_clients_x_1_text": http_load(url, sentences, clients=32, per_request=1, name="b"),
+        }
+        latencies = single_client_latency(url)
+        rss = peak_rss_mb(pid)
+    result = {
+        "backbone": settings.model_name or "all-MiniLM-L6-v2"
+        if settings.backbone == "huggingface"
+        else settings.backbone,
+        "pooling": settings.pooling,
+        "sentences": len(sentences),
+        "limit_sentences_per_s": round(limit, 1),
+        "limit_batch_size": best_batch,
+        **{name: r.summary(limit) for name, r in patterns.items()},
+        "single_text_p50_ms": round(percentile(latencies, 50) * 1000, 2),
+        "single_text_p99_ms": round(percentile(latencies, 99) * 1000, 2),
+        "single_text_in_process_ms": round(one_text * 1000, 2),
+        "single_text_ratio": round(percentile(latencies, 50) / one_text, 2),
+        "correction_share_of_encoding": None if correction_share is None else round(correction_share, 4),
+        "server_peak_rss_mb": round(rss, 1),
+    }
+    if not as_json:
+        typer.echo(f"limit (in-process, batch {best_batch}): {limit:.0f} sentences/s")
+        for name in patterns:
+            summary = result[name]
+            typer.echo(
+                f"{name}: {summary['sentences_per_s']:.0f} sentences/s = {summary['ratio_to_limit']:.2f} x limit, "
+                f"p50 {summary['p50_ms']} ms, p99 {summary['p99_ms']} ms, errors {summary['errors']}"
+            )
+        typer.echo(
+            f"single short text: p50 {result['single_text_p50_ms']} ms over HTTP vs "
+            f"{result['single_text_in_process_ms']} ms in-process = {result['single_text_ratio']}x"
+        )
+        typer.echo(f"correction: {result['correction_share_of_encoding']} of encoding time; peak RSS {rss:.0f} MB")
+    typer.echo(json.dumps(result))
 
 
 def main() -> None:

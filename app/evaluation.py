@@ -16,3 +16,11 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def spearman_x100(a: np.ndarray, b: np.ndarray, gold: np.ndarray) -> float:
     """The STS figure everyone reports: Spearman's rho of cosine vs gold, times 100."""
     return float(100.0 * spearmanr(cosine_rows(a, b), gold).statistic)
+
+
+def score_correction(correction, pairs) -> float:
+    """Spearman x100 of encoded pairs (TuningPairs) under a correction (None = raw cosine)."""
+    left, right, gold = pairs.arrays
+    if correction is not None:
+        left, right = correction.apply(left), correction.apply(right)
+    return spearman_x100(left, right, gold)

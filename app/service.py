@@ -13,6 +13,7 @@ import numpy as np
 
 from app.artifacts import check_compatible, publish, resolve_correction
 from app.backbones.base import Backbone, build_backbone
+from app.batching import BatchingEngine
 from app.core.errors import InvalidInput, NotFound
 from app.core.settings import Settings
 from app.correction.artifact import Correction, CorrectionArtifact, l2_normalize
@@ -81,6 +82,9 @@ class EmbeddingService:
         self.store = store
         self._embedded = embedded
         self._write_lock = threading.Lock()
+        self.engine = BatchingEngine(
+            backbone, max_queue_texts=settings.max_queue_texts, round_texts=settings.batch_size
+        )
         self._space = self._build_space(artifact)
 
     @classmethod
@@ -90,7 +94,9 @@ class EmbeddingService:
         try:
             backbone = backbone or build_backbone(settings)
             artifact = resolve_correction(settings.correction, store, backbone, settings.models_dir)
-            return cls(settings, backbone, store, artifact, embedded=embedded)
+            service = cls(settings, backbone, store, artifact, embedded=embedded)
+            service.encode_raw(["warm-up: the first forward pass allocates what the next ones reuse"])
+            return service
         except BaseException:
             store.close()
             if embedded:
@@ -98,6 +104,8 @@ class EmbeddingService:
             raise
 
     def close(self) -> None:
+        """Finish the queued encoding work, then let go of the store."""
+        self.engine.close()
         self.store.close()
         if self._embedded:
             self._embedded.stop()
@@ -163,7 +171,7 @@ class EmbeddingService:
     def encode_raw(self, texts: Sequence[str]) -> np.ndarray:
         """The backbone's vectors, unnormalized; each distinct text is encoded once."""
         unique = list(dict.fromkeys(texts))
-        vectors = self.backbone.encode(unique)
+        vectors = self.engine.encode(unique)
         if len(unique) == len(texts):
             return vectors
         row = {t: i for i, t in enumerate(unique)}

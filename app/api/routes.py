@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
 
 from app.api.deps import ServiceDep
 from app.api.schemas import (
@@ -24,26 +25,34 @@ from app.datasets import DocumentInput
 router = APIRouter()
 
 
+def _json(model: BaseModel, **dump) -> Response:
+    """Serialize in pydantic's Rust core: for a batch of vectors ~10x cheaper than the default encoder path."""
+    return Response(model.model_dump_json(**dump), media_type="application/json")
+
+
 @router.post("/embed", response_model=EmbedResponse)
-def embed(body: EmbedRequest, service: ServiceDep) -> EmbedResponse:
+def embed(body: EmbedRequest, service: ServiceDep) -> Response:
     vectors, correction = service.embed(body.texts, corrected=body.corrected, normalize=body.normalize)
-    return EmbedResponse(
-        model=service.backbone.name, correction=correction, dim=vectors.shape[1], embeddings=vectors.tolist()
+    return _json(
+        EmbedResponse(
+            model=service.backbone.name, correction=correction, dim=vectors.shape[1], embeddings=vectors.tolist()
+        )
     )
 
 
 @router.post("/similarity", response_model=SimilarityResponse, response_model_exclude_none=True)
-def similarity(body: SimilarityRequest, service: ServiceDep) -> SimilarityResponse:
+def similarity(body: SimilarityRequest, service: ServiceDep) -> Response:
     if body.pairs is not None:
         left, right = [p[0] for p in body.pairs], [p[1] for p in body.pairs]
     else:
         left, right = [body.source] * len(body.targets), list(body.targets)
     scores, raw_scores, correction = service.similarity(left, right)
-    return SimilarityResponse(
+    response = SimilarityResponse(
         scores=scores.tolist(),
         raw_scores=raw_scores.tolist() if body.compare_raw else None,
         correction=correction,
     )
+    return _json(response, exclude_none=True)
 
 
 @router.post("/documents", response_model=DocumentsResponse, status_code=201)

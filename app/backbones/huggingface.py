@@ -77,6 +77,7 @@ class HuggingFaceBackbone:
         pooling: str = "mean",
         max_length: int = 256,
         batch_size: int = 64,
+        max_batch_tokens: int = 8192,
     ):
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; choose one of {POOLINGS}")
@@ -88,6 +89,7 @@ class HuggingFaceBackbone:
         limit = getattr(self.model.config, "max_position_embeddings", max_length) or max_length
         self.max_length = min(max_length, limit)
         self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
         self.pooling = pooling
         self.name = name or model_path.name
         self.dim = int(self.model.config.hidden_size)
@@ -102,22 +104,52 @@ class HuggingFaceBackbone:
         return [len(ids) for ids in self.tokenizer(list(texts), add_special_tokens=True)["input_ids"]]
 
     @torch.inference_mode()
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        batch = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
+    def _encode_batch(self, features: dict[str, list[list[int]]], rows: list[int]) -> np.ndarray:
+        batch = _pad({key: [values[i] for i in rows] for key, values in features.items()}, self._pad_id)
         out = self.model(**batch, output_hidden_states=self._needs_all_layers)
         hidden = out.hidden_states if self._needs_all_layers else (out.last_hidden_state,)
         return pool(self.pooling, hidden, batch["attention_mask"]).float().numpy()
 
+    @property
+    def _pad_id(self) -> int:
+        return self.tokenizer.pad_token_id or 0
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Encode in batches sorted by length (less padding), returned in the caller's order."""
+        """Tokenize once, batch by length under a token budget (little padding), return in the caller's order."""
         texts = list(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        if not texts:
+            return out
+        features = dict(self.tokenizer(texts, truncation=True, max_length=self.max_length))
+        lengths = [len(ids) for ids in features["input_ids"]]
         with self._lock:
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start : start + self.batch_size]
-                out[idx] = self._encode_batch([texts[i] for i in idx])
+            for rows in length_batches(lengths, self.batch_size, self.max_batch_tokens):
+                out[rows] = self._encode_batch(features, rows)
         return out
+
+
+def length_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:
+    """Indices sorted by length, cut so that each batch's padded size (count x longest) fits the budget."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        if current and (len(current) >= max_texts or (len(current) + 1) * lengths[i] > max_tokens):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _pad(features: dict[str, list[list[int]]], pad_id: int) -> dict[str, torch.Tensor]:
+    """Right-pad every field to the longest row; input ids with the pad token, the rest with 0."""
+    longest = max(len(row) for row in features["input_ids"])
+    out = {}
+    for key, rows in features.items():
+        fill = pad_id if key == "input_ids" else 0
+        out[key] = torch.tensor([row + [fill] * (longest - len(row)) for row in rows], dtype=torch.long)
+    return out
 
 
 def configure_torch_threads(n: int) -> None:
@@ -138,4 +170,5 @@ def _from_settings(settings) -> HuggingFaceBackbone:
         pooling=settings.pooling,
         max_length=settings.max_length,
         batch_size=settings.batch_size,
+        max_batch_tokens=settings.max_batch_tokens,
     )

@@ -22,6 +22,10 @@ class ServiceError(Exception):
         super().__init__(message)
         self.message = message
 
+    @property
+    def headers(self) -> dict[str, str] | None:
+        return None
+
 
 class InvalidInput(ServiceError):
     type, status = "invalid_input", 422
@@ -37,6 +41,20 @@ class NotFound(ServiceError):
 
 class NotReady(ServiceError):
     type, status = "not_ready", 503
+
+
+class Overloaded(ServiceError):
+    """The encoding queue is full: shed load now rather than grow memory; the client retries later."""
+
+    type, status = "overloaded", 429
+
+    def __init__(self, message: str, *, retry_after: int = 1):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
 
 
 class StoreUnavailable(ServiceError):
@@ -59,7 +77,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ServiceError)
     async def _service_error(_: Request, exc: ServiceError) -> JSONResponse:
-        return JSONResponse(error_body(exc.type, exc.message), status_code=exc.status)
+        return JSONResponse(error_body(exc.type, exc.message), status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

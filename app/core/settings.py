@@ -29,7 +29,10 @@ class Settings(BaseSettings):
     )
     pooling: Pooling = Field("mean", description="mean, cls, first_last_avg or embedding_avg.")
     max_length: int = Field(256, ge=8, le=8192, description="Tokens per text; longer texts are truncated.")
-    batch_size: int = Field(64, ge=1, le=4096, description="Texts per forward pass.")
+    batch_size: int = Field(64, ge=1, le=4096, description="Largest number of texts per forward pass.")
+    max_batch_tokens: int = Field(
+        8192, ge=64, description="Padded tokens per forward pass (texts x longest); long texts get smaller batches."
+    )
     torch_threads: int = Field(0, ge=0, description="Torch intra-op threads; 0 = one per core.")
 
     # Correction
@@ -58,6 +61,9 @@ class Settings(BaseSettings):
     max_texts: int = Field(256, ge=1, description="Texts (or pairs, or documents) per request.")
     max_text_chars: int = Field(20_000, ge=1, description="Characters per text.")
     max_k: int = Field(100, ge=1, description="Largest k accepted by /search.")
+    max_queue_texts: int = Field(
+        2048, ge=1, description="Texts waiting to be encoded before new requests get 429 with Retry-After."
+    )
 
 
 @lru_cache

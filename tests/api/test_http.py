@@ -1,5 +1,9 @@
 """The HTTP API over real HTTP, with the weight-free hashing backbone and a real Redis."""
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -169,3 +173,35 @@ def test_redis_down_gives_503_for_writes_and_recovers_when_back(hashing_settings
         hits = c.get("/search", params={"q": "a dog runs", "k": 5}).json()["results"]
         assert sorted(h["id"] for h in hits) == ["a", "b"]
     server.stop()
+
+
+def test_a_flood_beyond_the_queue_gets_429_with_retry_after(make_settings):
+    from app.backbones.hashing import HashingBackbone
+    from app.service import EmbeddingService
+
+    gate = threading.Event()
+
+    class Gated(HashingBackbone):
+        def encode(self, texts):
+            gate.wait(10)
+            return super().encode(texts)
+
+    settings = make_settings(backbone="hashing", correction="none", max_queue_texts=4)
+    gate.set()  # let the start-up warm-up through
+    service = EmbeddingService.from_settings(settings, backbone=Gated(dim=8))
+    gate.clear()
+    try:
+        with serve_app(create_app(settings, service)) as client, ThreadPoolExecutor(8) as pool:
+            futures = [pool.submit(client.post, "/embed", json={"texts": ["a b", "c d"]}) for _ in range(8)]
+            deadline = time.monotonic() + 10
+            while sum(f.done() for f in futures) < 5 and time.monotonic() < deadline:
+                time.sleep(0.02)  # the sixth and later requests find the queue full and return at once
+            gate.set()
+            responses = [f.result() for f in futures]
+    finally:
+        gate.set()
+        service.close()
+    codes = sorted(r.status_code for r in responses)
+    assert codes.count(200) >= 2 and codes.count(429) >= 5, codes
+    shed = next(r for r in responses if r.status_code == 429)
+    assert int(shed.headers["Retry-After"]) >= 1 and error_of(shed, 429)["type"] == "overloaded"

@@ -42,8 +42,15 @@ def model_client(redis_url, tmp_path_factory, minilm):
 def test_bundled_correction_is_served(model_client):
     info = model_client.get("/info").json()
     assert info["backbone"]["name"] == "all-MiniLM-L6-v2" and info["backbone"]["pooling"] == "mean"
-    assert info["correction"]["method"] == "whitening"
-    assert info["correction"]["params"] == {"alpha": 0.1, "dim": 256}
+    correction = info["correction"]
+    assert correction["method"] == "whitening"
+    assert correction["params"] == {"alpha": 0.1, "dim": 256, "eps": 0.0, "drop": 1}
+    # How it was chosen, and what it does to the space, travel with the artifact.
+    selection = correction["extra"]["selection"]
+    assert selection["tuned_on"] == "sts-train.csv+sts-dev.csv" and selection["score"] > selection["raw_score"]
+    iso = correction["extra"]["isotropy"]
+    assert iso["raw"]["mean_random_cosine"] > iso["corrected"]["mean_random_cosine"]
+    assert iso["corrected"]["isoscore"] > iso["raw"]["isoscore"]
     assert info["correction"]["corpus"]["size"] == 11498  # both sentences of every STS-B train pair
     assert info["dim"] == 256
 

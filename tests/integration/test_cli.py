@@ -10,6 +10,7 @@ import sys
 import time
 
 import httpx
+import numpy as np
 import pytest
 
 from app.artifacts import read_artifact_file
@@ -40,7 +41,7 @@ def corpus(tmp_path):
 
 def test_help_lists_every_command():
     out = run_cli("--help", env={}).stdout
-    for command in ("serve", "fit", "index", "eval"):
+    for command in ("serve", "fit", "index", "eval", "isotropy", "report"):
         assert command in out
     assert "--fit-corpus" in run_cli("eval", "--help", env={}).stdout
 
@@ -94,6 +95,52 @@ def test_eval_auto_warns_when_tuned_on_the_evaluated_pairs(env, pairs):
     assert result["selection"]["score"] == pytest.approx(result["corrected_spearman"], abs=0.01)
 
 
+@pytest.fixture
+def graded_pairs(tmp_path):
+    """Pairs of 4-word sentences; gold = how many words they share, so corrections can reorder them."""
+    rng = np.random.default_rng(0)
+    lines = []
+    for _ in range(600):
+        a = list(rng.choice(WORDS, 4, replace=False))
+        shared = int(rng.integers(0, 5))
+        b = a[:shared] + list(rng.choice([w for w in WORDS if w not in a], 4 - shared, replace=False))
+        lines.append(f"{' '.join(a)}\t{' '.join(b)}\t{shared:.1f}")
+    path = tmp_path / "graded.tsv"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def test_isotropy_prints_raw_and_corrected(env, corpus, tmp_path):
+    r = run_cli("fit", "--corpus", str(corpus), "--alpha", "0.5", "--out", str(tmp_path / "w.npz"), env=env)
+    assert r.returncode == 0, r.stderr
+    r = run_cli("isotropy", "--corpus", str(corpus), "--artifact", str(tmp_path / "w.npz"), "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    raw, fixed = result["raw"], result["corrected"]
+    # The hashing backbone adds a shared offset: a cone that full whitening opens up.
+    assert raw["mean_random_cosine"] > 0.5 > abs(fixed["mean_random_cosine"])
+    assert fixed["isoscore"] > raw["isoscore"] and fixed["effective_rank"] > raw["effective_rank"]
+    r = run_cli("isotropy", "--corpus", str(corpus), env=env)  # nothing bundled in this models dir
+    assert r.returncode == 3 and "--artifact" in r.stderr
+
+
+def test_report_writes_the_table_and_plots(env, corpus, graded_pairs, tmp_path):
+    out = tmp_path / "report"
+    args = ["--fit-corpus", str(corpus), "--test-pairs", str(graded_pairs), "--tune-pairs", str(graded_pairs)]
+    r = run_cli("report", "--out", str(out), "--pooling", "mean", "--pooling", "cls", *args, env=env)
+    assert r.returncode == 0, r.stderr
+    md = (out / "report.md").read_text()
+    rows = [line for line in md.splitlines() if line.startswith("| mean |") or line.startswith("| cls |")]
+    assert len(rows) == 2
+    scores = [float(cell.split()[0]) for cell in rows[0].strip("|").split("|")[1:]]
+    assert len(scores) == 5 and len(set(scores)) > 1  # the methods really differ on graded pairs
+    for name in ("spectrum-mean.png", "cosines-mean.png", "spectrum-cls.png", "cosines-cls.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"]({name})" in md
+    assert "IsoScore" in md
+    r = run_cli("report", "--out", str(out), "--pooling", "max", *args, env=env)
+    assert r.returncode == 2 and "unknown pooling 'max'" in r.stderr
+
+
 def test_bad_input_files_exit_2_with_the_line(env, tmp_path):
     r = run_cli("eval", "--pairs", str(tmp_path / "missing.tsv"), env=env)
     assert r.returncode == 2 and "file not found" in r.stderr
@@ -142,7 +189,7 @@ def test_serve_end_to_end_with_embedded_redis_and_restart(tmp_path):
     proc = start()
     try:
         info = httpx.get(f"{base}/info").json()
-        assert info["correction"]["params"] == {"alpha": 0.1, "dim": 256}
+        assert info["correction"]["params"] == {"alpha": 0.1, "dim": 256, "eps": 0.0, "drop": 1}
         r = httpx.post(f"{base}/embed", json={"texts": ["hello there"]}).json()
         assert len(r["embeddings"][0]) == 256
         doc = {"id": "sts", "text": "a plane is taking off ."}
@@ -156,3 +203,15 @@ def test_serve_end_to_end_with_embedded_redis_and_restart(tmp_path):
         assert [h["id"] for h in hits] == ["sts"]
     finally:
         stop(proc)
+
+
+def test_bench_reports_every_figure_against_a_real_server(tmp_path):
+    env = {"CE_BACKBONE": "hashing", "CE_MODELS_DIR": str(tmp_path / "models")}
+    r = run_cli("bench", "--texts", "64", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    for pattern in ("a_8_clients_x_8_texts", "b_32_clients_x_1_text"):
+        figures = result[pattern]
+        assert figures["errors"] == 0 and figures["sentences_per_s"] > 0 and figures["p99_ms"] >= figures["p50_ms"]
+    assert result["a_8_clients_x_8_texts"]["requests"] == 8 and result["b_32_clients_x_1_text"]["requests"] == 64
+    assert result["server_peak_rss_mb"] > 10 and result["single_text_ratio"] > 0

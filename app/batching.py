@@ -1,0 +1,119 @@
+"""One encoding thread that serves every request: texts from many clients share length-sorted batches."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from app.backbones.base import Backbone
+from app.core.errors import NotReady, Overloaded
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Job:
+    texts: list[str]
+    future: Future = field(default_factory=Future)
+
+
+class BatchingEngine:
+    """A bounded queue in front of the backbone; a worker takes what is waiting and encodes it together.
+
+    The backbone sorts each round by length and batches it under a token budget, so many small requests
+    cost about what one large one does. The queue is bounded in texts: past it, callers get Overloaded
+    (429 with Retry-After) instead of growing memory without bound.
+    """
+
+    def __init__(self, backbone: Backbone, *, max_queue_texts: int = 2048, round_texts: int = 64):
+        self.backbone = backbone
+        self.max_queue_texts = max_queue_texts
+        self.round_texts = round_texts
+        self._jobs: deque[_Job] = deque()
+        self._queued_texts = 0
+        self._cond = threading.Condition()
+        self._closing = False
+        self._seconds_per_text = 0.005  # refined as rounds complete; sizes Retry-After
+        self._worker = threading.Thread(target=self._run, name="encoder", daemon=True)
+        self._worker.start()
+
+    @property
+    def queued_texts(self) -> int:
+        return self._queued_texts
+
+    def submit(self, texts: Sequence[str]) -> Future:
+        """Queue texts; the future resolves to their float32 vectors, in order."""
+        job = _Job(list(texts))
+        with self._cond:
+            if self._closing:
+                raise NotReady("the service is shutting down")
+            if self._queued_texts and self._queued_texts + len(job.texts) > self.max_queue_texts:
+                raise Overloaded(
+                    f"{self._queued_texts} texts are waiting to be encoded (limit {self.max_queue_texts}); retry later",
+                    retry_after=self.retry_after(),
+                )
+            self._jobs.append(job)
+            self._queued_texts += len(job.texts)
+            self._cond.notify()
+        return job.future
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Blocking form of submit(), for callers on worker threads (sync routes, CLI)."""
+        if not texts:
+            return np.empty((0, self.backbone.dim), dtype=np.float32)
+        return self.submit(texts).result()
+
+    def retry_after(self) -> int:
+        """Seconds until the queue has likely drained, at least 1."""
+        return max(1, int(self._queued_texts * self._seconds_per_text + 0.999))
+
+    def _take_round(self) -> list[_Job]:
+        """Whole jobs in arrival order, up to `round_texts` texts (always at least one job)."""
+        with self._cond:
+            while not self._jobs and not self._closing:
+                self._cond.wait()
+            taken, count = [], 0
+            while self._jobs and (not taken or count + len(self._jobs[0].texts) <= self.round_texts):
+                job = self._jobs.popleft()
+                taken.append(job)
+                count += len(job.texts)
+            return taken
+
+    def _run(self) -> None:
+        import time
+
+        while True:
+            jobs = self._take_round()
+            if not jobs:  # closing and drained
+                return
+            texts = [t for job in jobs for t in job.texts]
+            start = time.perf_counter()
+            try:
+                vectors = self.backbone.encode(texts)
+            except Exception as exc:  # answered to every waiting caller, never kills the worker
+                log.exception("encoding a round of %d texts failed", len(texts))
+                for job in jobs:
+                    job.future.set_exception(exc)
+            else:
+                elapsed = time.perf_counter() - start
+                self._seconds_per_text = 0.8 * self._seconds_per_text + 0.2 * elapsed / len(texts)
+                offset = 0
+                for job in jobs:
+                    job.future.set_result(vectors[offset : offset + len(job.texts)])
+                    offset += len(job.texts)
+            finally:
+                with self._cond:
+                    self._queued_texts -= len(texts)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop taking work, finish what is queued, then stop the worker."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self._worker.join(timeout)

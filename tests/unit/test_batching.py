@@ -1,0 +1,108 @@
+"""The batching engine: each caller gets its own vectors, the queue is bounded, shutdown finishes work."""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from app.backbones.hashing import HashingBackbone
+from app.backbones.huggingface import length_batches
+from app.batching import BatchingEngine
+from app.core.errors import NotReady, Overloaded
+
+
+class SlowBackbone(HashingBackbone):
+    """Records every round it is given and takes a while, so that requests pile up behind it."""
+
+    def __init__(self, delay: float = 0.05):
+        super().__init__(dim=16)
+        self.delay = delay
+        self.rounds: list[int] = []
+        self.release = threading.Event()
+        self.release.set()
+
+    def encode(self, texts):
+        self.release.wait()
+        time.sleep(self.delay)
+        self.rounds.append(len(texts))
+        return super().encode(texts)
+
+
+def test_concurrent_callers_get_their_own_vectors_in_order():
+    backbone = SlowBackbone(delay=0.01)
+    engine = BatchingEngine(backbone, round_texts=64)
+    requests = [[f"client {c} text {i} " + "word " * (c * i % 7) for i in range(8)] for c in range(16)]
+    try:
+        with ThreadPoolExecutor(16) as pool:
+            results = list(pool.map(engine.encode, requests))
+    finally:
+        engine.close()
+    reference = HashingBackbone(dim=16)
+    for texts, vectors in zip(requests, results, strict=True):
+        np.testing.assert_allclose(vectors, reference.encode(texts), atol=1e-5)
+    assert max(backbone.rounds) > 8  # requests were really grouped into shared rounds
+
+
+def test_a_full_queue_answers_overloaded_with_retry_after():
+    backbone = SlowBackbone()
+    backbone.release.clear()  # the worker blocks on its first round
+    engine = BatchingEngine(backbone, max_queue_texts=10)
+    try:
+        first = engine.submit(["a"] * 6)
+        time.sleep(0.05)
+        second = engine.submit(["b"] * 4)  # 10 queued: at the limit, still accepted
+        with pytest.raises(Overloaded) as err:
+            engine.submit(["c"])
+        assert err.value.status == 429 and int(err.value.headers["Retry-After"]) >= 1
+        backbone.release.set()
+        assert first.result(5).shape == (6, 16) and second.result(5).shape == (4, 16)
+        assert engine.encode(["c"]).shape == (1, 16)  # room again once drained
+    finally:
+        backbone.release.set()
+        engine.close()
+
+
+def test_a_single_request_larger_than_the_queue_is_still_served_when_alone():
+    engine = BatchingEngine(HashingBackbone(dim=8), max_queue_texts=4)
+    try:
+        assert engine.encode([f"t{i}" for i in range(10)]).shape == (10, 8)
+    finally:
+        engine.close()
+
+
+def test_close_finishes_queued_work_then_refuses_new_work():
+    backbone = SlowBackbone(delay=0.05)
+    engine = BatchingEngine(backbone, round_texts=2)
+    futures = [engine.submit([f"text {i}", f"other {i}"]) for i in range(5)]
+    engine.close()
+    assert all(f.done() and f.result().shape == (2, 16) for f in futures)
+    with pytest.raises(NotReady):
+        engine.submit(["late"])
+
+
+def test_an_encoding_failure_reaches_the_caller_and_the_worker_survives():
+    class Flaky(HashingBackbone):
+        def encode(self, texts):
+            if "boom" in texts:
+                raise RuntimeError("backbone failed")
+            return super().encode(texts)
+
+    engine = BatchingEngine(Flaky(dim=8))
+    try:
+        with pytest.raises(RuntimeError, match="backbone failed"):
+            engine.encode(["boom"])
+        assert engine.encode(["fine"]).shape == (1, 8)
+    finally:
+        engine.close()
+
+
+def test_length_batches_respect_count_and_token_budget():
+    lengths = [5, 100, 7, 60, 6, 100, 8, 9]
+    batches = length_batches(lengths, max_texts=3, max_tokens=200)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) <= 3 and len(batch) * max(lengths[i] for i in batch) <= 200
+        assert [lengths[i] for i in batch] == sorted(lengths[i] for i in batch)
+    assert length_batches([500], max_texts=4, max_tokens=100) == [[0]]  # one text over budget goes alone
