@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -71,33 +72,38 @@ class EmbeddingService:
     def __init__(
         self,
         settings: Settings,
-        backbone: Backbone,
+        engine: BatchingEngine,
         store: RedisStore,
         artifact: CorrectionArtifact | None,
         *,
         embedded: EmbeddedRedis | None = None,
     ):
         self.settings = settings
-        self.backbone = backbone
+        self.engine = engine
+        self.backbone = engine.backbone
         self.store = store
         self._embedded = embedded
         self._write_lock = threading.Lock()
-        self.engine = BatchingEngine(
-            backbone, max_queue_texts=settings.max_queue_texts, round_texts=settings.batch_size
-        )
         self._space = self._build_space(artifact)
 
     @classmethod
     def from_settings(cls, settings: Settings, backbone: Backbone | None = None) -> EmbeddingService:
-        """Connect the store, load the backbone and its correction, build the index."""
+        """Connect the store, load the backbone (in the encoder thread) and its correction, build the index."""
         store, embedded = connect_store(settings)
+        engine = None
         try:
-            backbone = backbone or build_backbone(settings)
-            artifact = resolve_correction(settings.correction, store, backbone, settings.models_dir)
-            service = cls(settings, backbone, store, artifact, embedded=embedded)
+            engine = BatchingEngine(
+                backbone or (lambda: build_backbone(settings)),
+                max_queue_texts=settings.max_queue_texts,
+                round_texts=settings.batch_size,
+            )
+            artifact = resolve_correction(settings.correction, store, engine.backbone, settings.models_dir)
+            service = cls(settings, engine, store, artifact, embedded=embedded)
             service.encode_raw(["warm-up: the first forward pass allocates what the next ones reuse"])
             return service
         except BaseException:
+            if engine is not None:
+                engine.close()
             store.close()
             if embedded:
                 embedded.stop()
@@ -160,43 +166,67 @@ class EmbeddingService:
 
     # --- encoding ------------------------------------------------------------------------------------
 
-    def _check_texts(self, texts: Sequence[str], what: str = "texts") -> None:
+    def _check_texts(self, texts: Sequence[str], what: str = "texts") -> Sequence[str]:
         limits = self.settings
         if len(texts) > limits.max_texts:
             raise InvalidInput(f"{what}: {len(texts)} items, at most {limits.max_texts} per request")
         for i, text in enumerate(texts):
             if len(text) > limits.max_text_chars:
                 raise InvalidInput(f"{what}[{i}]: {len(text)} characters, at most {limits.max_text_chars}")
+        return texts
+
+    @staticmethod
+    def _dedupe(texts: Sequence[str]) -> tuple[list[str], list[int] | None]:
+        """Distinct texts, and the row of each input among them (None when all are distinct)."""
+        unique = list(dict.fromkeys(texts))
+        if len(unique) == len(texts):
+            return unique, None
+        row = {t: i for i, t in enumerate(unique)}
+        return unique, [row[t] for t in texts]
 
     def encode_raw(self, texts: Sequence[str]) -> np.ndarray:
         """The backbone's vectors, unnormalized; each distinct text is encoded once."""
-        unique = list(dict.fromkeys(texts))
+        unique, rows = self._dedupe(texts)
         vectors = self.engine.encode(unique)
-        if len(unique) == len(texts):
-            return vectors
-        row = {t: i for i, t in enumerate(unique)}
-        return vectors[[row[t] for t in texts]]
+        return vectors if rows is None else vectors[rows]
+
+    async def encode_raw_async(self, texts: Sequence[str]) -> np.ndarray:
+        """encode_raw() for the event loop: waits on the encoder without holding a thread."""
+        unique, rows = self._dedupe(texts)
+        vectors = await asyncio.wrap_future(self.engine.submit(unique)) if unique else self.engine.encode([])
+        return vectors if rows is None else vectors[rows]
+
+    def _embedded_vectors(self, raw: np.ndarray, corrected: bool, normalize: bool):
+        correction = self._space.correction if corrected else None
+        return self._project(raw, correction, normalize), (correction.id if correction else None)
 
     def embed(self, texts: Sequence[str], *, corrected: bool = True, normalize: bool = True):
         """Vectors for texts and the id of the correction that made them (None when uncorrected)."""
-        self._check_texts(texts)
-        space = self._space
-        correction = space.correction if corrected else None
-        vectors = self._project(self.encode_raw(texts), correction, normalize)
-        return vectors, (correction.id if correction else None)
+        return self._embedded_vectors(self.encode_raw(self._check_texts(texts)), corrected, normalize)
 
-    def similarity(self, left: Sequence[str], right: Sequence[str]):
-        """Corrected and raw cosine of each (left[i], right[i]), and the correction id."""
+    async def embed_async(self, texts: Sequence[str], *, corrected: bool = True, normalize: bool = True):
+        raw = await self.encode_raw_async(self._check_texts(texts))
+        return self._embedded_vectors(raw, corrected, normalize)
+
+    def _pair_texts(self, left: Sequence[str], right: Sequence[str]) -> list[str]:
         self._check_texts(left, "pairs (first texts)")  # the limit counts pairs, not texts
         self._check_texts(right, "pairs (second texts)")
-        n = len(left)
-        raw = self.encode_raw(list(left) + list(right))
+        return list(left) + list(right)
+
+    def _pair_scores(self, raw: np.ndarray, n: int):
         correction = self._space.correction
         corrected = self._project(raw, correction)
         raw_unit = l2_normalize(raw)
         scores = np.sum(corrected[:n] * corrected[n:], axis=1)
         raw_scores = np.sum(raw_unit[:n] * raw_unit[n:], axis=1)
         return scores, raw_scores, (correction.id if correction else None)
+
+    def similarity(self, left: Sequence[str], right: Sequence[str]):
+        """Corrected and raw cosine of each (left[i], right[i]), and the correction id."""
+        return self._pair_scores(self.encode_raw(self._pair_texts(left, right)), len(left))
+
+    async def similarity_async(self, left: Sequence[str], right: Sequence[str]):
+        return self._pair_scores(await self.encode_raw_async(self._pair_texts(left, right)), len(left))
 
     # --- documents and search -------------------------------------------------------------------------
 
@@ -270,6 +300,7 @@ class EmbeddingService:
             },
             "correction": space.correction.artifact.metadata() if space.correction else None,
             "dim": self.dim,
+            "engine": self.engine.stats(),
             "index": {
                 "size": len(space.index),
                 "dim": space.index.dim,

@@ -10,7 +10,8 @@ from app.core.errors import NotReady
 from app.service import EmbeddingService
 
 
-def get_service(request: Request) -> EmbeddingService:
+async def get_service(request: Request) -> EmbeddingService:
+    """Async so that FastAPI resolves it on the event loop, not with a hop through its thread pool."""
     service = getattr(request.app.state, "service", None)
     if service is None:
         raise NotReady("the service is starting or stopping")

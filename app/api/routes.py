@@ -31,8 +31,8 @@ def _json(model: BaseModel, **dump) -> Response:
 
 
 @router.post("/embed", response_model=EmbedResponse)
-def embed(body: EmbedRequest, service: ServiceDep) -> Response:
-    vectors, correction = service.embed(body.texts, corrected=body.corrected, normalize=body.normalize)
+async def embed(body: EmbedRequest, service: ServiceDep) -> Response:
+    vectors, correction = await service.embed_async(body.texts, corrected=body.corrected, normalize=body.normalize)
     return _json(
         EmbedResponse(
             model=service.backbone.name, correction=correction, dim=vectors.shape[1], embeddings=vectors.tolist()
@@ -41,12 +41,12 @@ def embed(body: EmbedRequest, service: ServiceDep) -> Response:
 
 
 @router.post("/similarity", response_model=SimilarityResponse, response_model_exclude_none=True)
-def similarity(body: SimilarityRequest, service: ServiceDep) -> Response:
+async def similarity(body: SimilarityRequest, service: ServiceDep) -> Response:
     if body.pairs is not None:
         left, right = [p[0] for p in body.pairs], [p[1] for p in body.pairs]
     else:
         left, right = [body.source] * len(body.targets), list(body.targets)
-    scores, raw_scores, correction = service.similarity(left, right)
+    scores, raw_scores, correction = await service.similarity_async(left, right)
     response = SimilarityResponse(
         scores=scores.tolist(),
         raw_scores=raw_scores.tolist() if body.compare_raw else None,

@@ -19,6 +19,8 @@ from transformers import AutoModel, AutoTokenizer  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
 from app.backbones.base import make_fingerprint, register  # noqa: E402
+from app.backbones.packed import PackedBert  # noqa: E402
+from app.backbones.packed import supports as supports_packed  # noqa: E402
 
 hf_logging.disable_progress_bar()  # a weight-loading bar on every start-up is noise, not progress
 
@@ -78,6 +80,7 @@ class HuggingFaceBackbone:
         max_length: int = 256,
         batch_size: int = 64,
         max_batch_tokens: int = 8192,
+        packed: bool = True,
     ):
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; choose one of {POOLINGS}")
@@ -97,6 +100,7 @@ class HuggingFaceBackbone:
             model=self.name, weights=hash_weights(model_path), pooling=pooling, max_length=self.max_length
         )
         self._needs_all_layers = pooling in ("first_last_avg", "embedding_avg")
+        self._packed = PackedBert(self.model) if packed and supports_packed(self.model) else None
         self._lock = threading.Lock()
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
@@ -105,7 +109,11 @@ class HuggingFaceBackbone:
 
     @torch.inference_mode()
     def _encode_batch(self, features: dict[str, list[list[int]]], rows: list[int]) -> np.ndarray:
-        batch = _pad({key: [values[i] for i in rows] for key, values in features.items()}, self._pad_id)
+        selected = {key: [values[i] for i in rows] for key, values in features.items()}
+        if self._packed is not None:
+            hidden, mask = self._packed(selected["input_ids"], selected.get("token_type_ids"), self._needs_all_layers)
+            return pool(self.pooling, hidden, mask).float().numpy()
+        batch = _pad(selected, self._pad_id)
         out = self.model(**batch, output_hidden_states=self._needs_all_layers)
         hidden = out.hidden_states if self._needs_all_layers else (out.last_hidden_state,)
         return pool(self.pooling, hidden, batch["attention_mask"]).float().numpy()
@@ -171,4 +179,5 @@ def _from_settings(settings) -> HuggingFaceBackbone:
         max_length=settings.max_length,
         batch_size=settings.batch_size,
         max_batch_tokens=settings.max_batch_tokens,
+        packed=settings.packed,
     )

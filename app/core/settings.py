@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     max_batch_tokens: int = Field(
         8192, ge=64, description="Padded tokens per forward pass (texts x longest); long texts get smaller batches."
     )
+    packed: bool = Field(
+        True, description="Run BERT-type encoders on packed tokens (no padding in dense layers); same vectors."
+    )
     torch_threads: int = Field(0, ge=0, description="Torch intra-op threads; 0 = one per core.")
 
     # Correction

@@ -205,3 +205,12 @@ def test_a_flood_beyond_the_queue_gets_429_with_retry_after(make_settings):
     assert codes.count(200) >= 2 and codes.count(429) >= 5, codes
     shed = next(r for r in responses if r.status_code == 429)
     assert int(shed.headers["Retry-After"]) >= 1 and error_of(shed, 429)["type"] == "overloaded"
+
+
+def test_concurrent_clients_each_get_their_own_vectors(client):
+    texts = [[f"client {c} says {w}" for w in ("cat dog", "river", "a b c d", "sun")] for c in range(12)]
+    with ThreadPoolExecutor(12) as pool:
+        bodies = list(pool.map(lambda t: client.post("/embed", json={"texts": t}).json(), texts))
+    for request, body in zip(texts, bodies, strict=True):
+        alone = client.post("/embed", json={"texts": request}).json()  # sent alone: a round of its own
+        np.testing.assert_allclose(np.array(body["embeddings"]), np.array(alone["embeddings"]), atol=1e-5)

@@ -7,7 +7,7 @@ from transformers import BertConfig, BertModel, BertTokenizerFast
 
 from app.backbones import Backbone, available, build_backbone
 from app.backbones.hashing import HashingBackbone
-from app.backbones.huggingface import POOLINGS, HuggingFaceBackbone, pool
+from app.backbones.huggingface import POOLINGS, HuggingFaceBackbone, default_model_path, pool
 from app.core.settings import Settings
 
 WORDS = "the a cat dog sat on mat sun rain plane flies runs fast slow red blue green house tree".split()
@@ -46,6 +46,23 @@ def test_every_pooling_on_a_random_bert(tiny_bert, pooling):
     # Padding must not leak into a vector: alone or batched with longer texts, the same result.
     alone = np.vstack([backbone.encode([t]) for t in texts])
     np.testing.assert_allclose(out, alone, atol=1e-5)
+
+
+@pytest.mark.parametrize("pooling", POOLINGS)
+def test_packed_execution_matches_the_models_own_padded_forward(tiny_bert, pooling):
+    texts = ["the cat sat on the mat", "rain", "a red plane flies fast over the green house tree", "sun"] * 3
+    packed = HuggingFaceBackbone(tiny_bert, pooling=pooling, max_length=32, packed=True)
+    padded = HuggingFaceBackbone(tiny_bert, pooling=pooling, max_length=32, packed=False)
+    assert packed._packed is not None and padded._packed is None
+    np.testing.assert_allclose(packed.encode(texts), padded.encode(texts), atol=1e-5)
+
+
+@pytest.mark.model
+def test_packed_minilm_matches_padded(minilm):
+    texts = ["A man is playing a guitar.", "Hi", "A very long sentence " * 12, "Two dogs run on the beach."]
+    padded = HuggingFaceBackbone(default_model_path(), packed=False)
+    assert minilm._packed is not None
+    np.testing.assert_allclose(minilm.encode(texts), padded.encode(texts), atol=1e-5)
 
 
 def test_poolings_compute_what_they_say():
