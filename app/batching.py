@@ -63,10 +63,6 @@ class BatchingEngine:
         if self._load_error is not None:
             raise self._load_error
 
-    @property
-    def queued_texts(self) -> int:
-        return self._queued_texts
-
     def submit(self, texts: Sequence[str]) -> Future:
         """Queue texts; the future resolves to their float32 vectors, in order."""
         job = _Job(list(texts))

@@ -124,11 +124,6 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def engine_stats(url: str) -> dict:
-    """The service's encoder counters (rounds, texts, busy seconds), from /info."""
-    return httpx.get(f"{url}/info", timeout=10).json()["engine"]
-
-
 def http_load(url: str, texts: list[str], *, clients: int, per_request: int, name: str) -> LoadResult:
     """`clients` threads, each with a keep-alive connection, POST /embed until every text has been sent once."""
     chunks = [texts[i : i + per_request] for i in range(0, len(texts), per_request)]

@@ -63,9 +63,6 @@ class Candidate:
     isotropy: float  # IsoScore of the corrected fitting corpus: the tie-break between equal scores
     cosines: np.ndarray = field(repr=False, compare=False)
 
-    def describe(self) -> dict:
-        return {"method": self.method, "params": self.params, "dim": self.dim, "score": round(self.score, 2)}
-
 
 def _spearman(x: np.ndarray, gold_ranks: np.ndarray) -> float:
     r = rankdata(x)
