@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 import time
 from pathlib import Path
@@ -117,7 +116,7 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # The encoder thread runs Python between torch kernels; with the default 5 ms GIL switch interval each
     # hand-off to the event loop (request in, response out) can wait that long. 0.5 ms keeps them prompt.
-    sys.setswitchinterval(float(os.environ.get("CE_SWITCH_INTERVAL", "0.0005")))
+    sys.setswitchinterval(0.0005)
     # The correction's small matrix products need no BLAS threads; idle BLAS threads spin against torch's.
     threadpoolctl.threadpool_limits(1, user_api="blas")
     uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port)
