@@ -7,19 +7,23 @@ import hashlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import numpy as np
 
-from app.artifacts import check_compatible, publish, resolve_correction
+from app.artifacts import check_compatible, load_current, publish, resolve_correction
 from app.backbones.base import Backbone, build_backbone
 from app.batching import BatchingEngine
-from app.core.errors import InvalidInput, NotFound
+from app.core.errors import InvalidInput, NotFound, StoreUnavailable
 from app.core.settings import Settings
-from app.correction.artifact import Correction, CorrectionArtifact, l2_normalize
+from app.correction.artifact import Correction, CorrectionArtifact, l2_normalize, project
 from app.datasets import DocumentInput
+from app.index.fields import FilterError
 from app.index.vector_index import VectorIndex
+from app.indexing import SpaceKeeper
 from app.store.embedded import EmbeddedRedis
 from app.store.redis_store import DocumentRecord, RedisStore
 
@@ -58,14 +62,6 @@ class SearchHit(Document):
     score: float = 0.0
 
 
-@dataclass(frozen=True)
-class _Space:
-    """The correction and the index built with it, swapped together so readers never mix them."""
-
-    correction: Correction | None
-    index: VectorIndex
-
-
 class EmbeddingService:
     """Encodes, corrects, scores and searches; owns the backbone, the store and the index."""
 
@@ -83,8 +79,23 @@ class EmbeddingService:
         self.backbone = engine.backbone
         self.store = store
         self._embedded = embedded
-        self._write_lock = threading.Lock()
-        self._space = self._build_space(artifact)
+        self._write_lock = threading.RLock()
+        self._keeper = SpaceKeeper(
+            store,
+            self.backbone.fingerprint,
+            self.backbone.dim,
+            factory=settings.index_factory,
+            recall=settings.index_recall,
+            snapshot_dir=settings.data_dir / "index",
+        )
+        self._space = self._keeper.open(Correction(artifact) if artifact else None)
+        self._snapshot_applied = self._space.applied
+        self._snapshot_at = time.monotonic()
+        self._rebuild: Future | None = None
+        self._rebuild_target: str | None = None
+        self._stop = threading.Event()
+        self._follower = threading.Thread(target=self._follow, name="index-follower", daemon=True)
+        self._follower.start()
 
     @classmethod
     def from_settings(cls, settings: Settings, backbone: Backbone | None = None) -> EmbeddingService:
@@ -110,7 +121,15 @@ class EmbeddingService:
             raise
 
     def close(self) -> None:
-        """Finish the queued encoding work, then let go of the store."""
+        """Finish the queued encoding work and any rebuild, snapshot the index, then let go of the store."""
+        self._stop.set()
+        self._follower.join()
+        if self._rebuild is not None:
+            self._rebuild.exception()  # waits; a failed rebuild was logged where it failed
+        try:
+            self.snapshot()
+        except Exception:  # the store may be gone; the next start rebuilds from it instead
+            log.exception("index snapshot at shutdown failed")
         self.engine.close()
         self.store.close()
         if self._embedded:
@@ -136,33 +155,77 @@ class EmbeddingService:
         correction = self._space.correction
         return correction.dim if correction else self.backbone.dim
 
-    @staticmethod
-    def _project(raw: np.ndarray, correction: Correction | None, normalize: bool = True) -> np.ndarray:
-        if correction is None:
-            return l2_normalize(raw) if normalize else raw
-        return correction.apply(raw, normalize=normalize)
-
-    def _build_space(self, artifact: CorrectionArtifact | None) -> _Space:
-        """Build an index over every stored document's raw vector, corrected by `artifact`."""
-        correction = Correction(artifact) if artifact else None
-        dim = correction.dim if correction else self.backbone.dim
-        index = VectorIndex(dim, correction_id=correction.id if correction else None)
-        for batch in self.store.iter_documents(self.space_id):
-            raw = self._decode_vectors(batch)
-            index.upsert([d.id for d in batch], self._project(raw, correction))
-        log.info("index built: %d documents, dim %d, correction %s", len(index), dim, index.correction_id)
-        return _Space(correction, index)
-
-    def _decode_vectors(self, docs: Sequence[DocumentRecord]) -> np.ndarray:
-        raw = np.frombuffer(b"".join(d.vector for d in docs), dtype=np.float32)
-        return raw.reshape(len(docs), self.backbone.dim)
-
-    def publish_correction(self, artifact: CorrectionArtifact) -> None:
-        """Check, cache in Redis as current, rebuild the index from raw vectors, then swap both in at once."""
+    def publish_correction(self, artifact: CorrectionArtifact) -> Future:
+        """Cache in Redis as current, then rebuild the index from raw vectors in the background and swap."""
         check_compatible(artifact, self.backbone)
+        publish(self.store, artifact)
+        return self._start_rebuild(Correction(artifact), f"correction {artifact.id} published")
+
+    def _start_rebuild(self, correction: Correction | None, reason: str) -> Future:
+        """One rebuild at a time; searches keep the current space until the new one is complete."""
         with self._write_lock:
-            publish(self.store, artifact)
-            self._space = self._build_space(artifact)
+            target = correction.id if correction else None
+            if self._rebuild is not None and not self._rebuild.done():
+                return self._rebuild
+            log.info("index rebuild started: %s", reason)
+            self._rebuild_target = target
+            self._rebuild = future = Future()
+        threading.Thread(target=self._run_rebuild, args=(correction, future), name="index-rebuild", daemon=True).start()
+        return future
+
+    def _run_rebuild(self, correction: Correction | None, future: Future) -> None:
+        try:
+            space = self._keeper.build(correction)
+            with self._write_lock:
+                self._keeper.catch_up(space)  # the writes made while it was built
+                self._space = space
+            self.snapshot()
+            future.set_result(space.correction_id)
+        except BaseException as exc:
+            log.exception("index rebuild failed; the previous index keeps serving")
+            future.set_exception(exc)
+
+    def _follow(self) -> None:
+        """Apply other processes' writes, pick up a newly published correction, rebuild or snapshot when due."""
+        while not self._stop.wait(self.settings.follow_interval):
+            try:
+                self._follow_once()
+            except StoreUnavailable as exc:
+                log.warning("index follower: %s", exc)
+            except Exception:
+                log.exception("index follower step failed")
+
+    def _follow_once(self) -> None:
+        with self._write_lock:
+            self._keeper.catch_up(self._space)
+        space, rebuilding = self._space, self._rebuild is not None and not self._rebuild.done()
+        current = self.store.current_artifact_id(self.space_id)
+        if not rebuilding and current and current != space.correction_id:
+            artifact = load_current(self.store, self.backbone)
+            if artifact is not None and artifact.id == current:
+                self._start_rebuild(Correction(artifact), f"correction {current} is current in redis")
+                return
+        reason = space.index.rebuild_reason()
+        if not rebuilding and reason:
+            self._start_rebuild(space.correction, reason)
+        elif time.monotonic() - self._snapshot_at > self.settings.snapshot_interval:
+            self.snapshot()
+
+    def snapshot(self) -> None:
+        """Write the index to disk if it changed since the last snapshot (captured under the write lock)."""
+        with self._write_lock:
+            space = self._space
+            if space.applied == self._snapshot_applied and self._keeper.snapshot_path.exists():
+                self._snapshot_at = time.monotonic()
+                return
+            data, state = self._keeper.capture(space)
+        self._keeper.write(data, state)
+        self._snapshot_applied, self._snapshot_at = state["applied"], time.monotonic()
+
+    def wait_for_index(self, timeout: float | None = None) -> None:
+        """Block until a running rebuild has swapped in (tests and the CLI use it)."""
+        if self._rebuild is not None:
+            self._rebuild.result(timeout)
 
     # --- encoding ------------------------------------------------------------------------------------
 
@@ -198,7 +261,7 @@ class EmbeddingService:
 
     def _embedded_vectors(self, raw: np.ndarray, corrected: bool, normalize: bool):
         correction = self._space.correction if corrected else None
-        return self._project(raw, correction, normalize), (correction.id if correction else None)
+        return project(raw, correction, normalize=normalize), (correction.id if correction else None)
 
     def embed(self, texts: Sequence[str], *, corrected: bool = True, normalize: bool = True):
         """Vectors for texts and the id of the correction that made them (None when uncorrected)."""
@@ -215,7 +278,7 @@ class EmbeddingService:
 
     def _pair_scores(self, raw: np.ndarray, n: int):
         correction = self._space.correction
-        corrected = self._project(raw, correction)
+        corrected = project(raw, correction)
         raw_unit = l2_normalize(raw)
         scores = np.sum(corrected[:n] * corrected[n:], axis=1)
         raw_scores = np.sum(raw_unit[:n] * raw_unit[n:], axis=1)
@@ -246,16 +309,20 @@ class EmbeddingService:
             for i, (doc_id, d) in enumerate(zip(ids, docs, strict=True))
         ]
         with self._write_lock:
-            self.store.put_documents(self.space_id, records)
+            change = self.store.put_documents(self.space_id, records)
             space = self._space
-            space.index.upsert(ids, self._project(raw, space.correction))
+            self._keeper.apply(space, records)
+            space.local.add(change)
         return ids
 
     def delete_document(self, doc_id: str) -> None:
         with self._write_lock:
-            if self.store.delete_documents(self.space_id, [doc_id]) == 0 and doc_id not in self.index:
-                raise NotFound(f"no document with id {doc_id!r}")
-            self._space.index.remove([doc_id])
+            existed, change = self.store.delete_documents(self.space_id, [doc_id])
+            space = self._space
+            present = self._keeper.remove(space, [doc_id])
+            space.local.add(change)
+        if not existed and not present:
+            raise NotFound(f"no document with id {doc_id!r}")
 
     def get_document(self, doc_id: str) -> Document:
         (record,) = self.store.get_documents(self.space_id, [doc_id])
@@ -263,23 +330,32 @@ class EmbeddingService:
             raise NotFound(f"no document with id {doc_id!r}")
         return Document.from_record(record)
 
-    def search(self, query: str, k: int = 10) -> tuple[list[SearchHit], str | None]:
-        """Top-k documents by corrected cosine, with their text and metadata from the store."""
+    def search(
+        self, query: str, k: int = 10, *, where: dict | None = None, score_threshold: float | None = None
+    ) -> tuple[list[SearchHit], str | None]:
+        """Top-k documents by corrected cosine, optionally only those whose metadata matches `where`."""
         if not 1 <= k <= self.settings.max_k:
             raise InvalidInput(f"k must be within [1, {self.settings.max_k}], got {k}")
         if not query.strip():
             raise InvalidInput("q must not be empty or whitespace only")
+        if score_threshold is not None and not -1.0 <= score_threshold <= 1.0:
+            raise InvalidInput(f"score_threshold is a cosine: within [-1, 1], got {score_threshold}")
         self._check_texts([query], "q")
-        space = self._space
-        query_vec = self._project(self.encode_raw([query]), space.correction)
-        (hits,) = space.index.search(query_vec, k)
+        space = self._space  # one space for the whole query: its correction and its index agree
+        try:
+            allowed = space.fields.matching(where) if where is not None else None
+        except FilterError as exc:
+            raise InvalidInput(str(exc)) from None
+        (hits,) = space.index.search(project(self.encode_raw([query]), space.correction), k, allowed=allowed)
+        if score_threshold is not None:
+            hits = [(doc_id, score) for doc_id, score in hits if score >= score_threshold]
         docs = self.store.get_documents(self.space_id, [doc_id for doc_id, _ in hits]) if hits else []
         results = [
             SearchHit(doc.id, doc.text, json.loads(doc.metadata_json), score)
             for (_, score), doc in zip(hits, docs, strict=True)
             if doc is not None
         ]
-        return results, (space.correction.id if space.correction else None)
+        return results, space.correction_id
 
     # --- status ----------------------------------------------------------------------------------------
 
@@ -302,10 +378,9 @@ class EmbeddingService:
             "dim": self.dim,
             "engine": self.engine.stats(),
             "index": {
-                "size": len(space.index),
-                "dim": space.index.dim,
-                "factory": space.index.factory,
-                "correction": space.index.correction_id,
+                **space.index.describe(),
+                "applied_change": space.applied,
+                "rebuilding_for": self._rebuild_target if self._rebuild and not self._rebuild.done() else None,
             },
             "limits": {
                 "max_texts": self.settings.max_texts,

@@ -155,3 +155,10 @@ class Correction:
     def apply(self, x: np.ndarray, *, normalize: bool = True) -> np.ndarray:
         y = (np.asarray(x, dtype=np.float32) - self._mu) @ self._W
         return l2_normalize(y) if normalize else y
+
+
+def project(raw: np.ndarray, correction: Correction | None, *, normalize: bool = True) -> np.ndarray:
+    """Vectors in a correction's space; with no correction, the raw vectors (unit rows when normalized)."""
+    if correction is None:
+        return l2_normalize(raw) if normalize else raw
+    return correction.apply(raw, normalize=normalize)

@@ -1,36 +1,135 @@
-"""A FAISS index that knows vectors and string ids, nothing about texts; safe across threads."""
+"""A FAISS index over unit vectors keyed by string ids: exact or approximate, calibrated, thread-safe."""
 
 from __future__ import annotations
 
-import hashlib
+import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import faiss
 import numpy as np
 
+EXACT_LIMIT = 50_000  # `auto`: exact search below this many vectors (about 2 ms a query at 256 dims, one core)
+RETRAIN_GROWTH = 4.0  # `auto`: retrain an IVF index once it holds this many times what it was trained on
+DEAD_SHARE = 0.25  # rebuild an index that cannot delete in place once this share of it is tombstones
+CALIBRATION_QUERIES = 256
+RECALL_MARGIN = 0.01  # calibrate a little above the target: calibration queries are documents, not new text
+TRAIN_PER_LIST = 64
+PROBES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+EF_SEARCH = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 
-def label_of(doc_id: str) -> int:
-    """A stable 63-bit FAISS label for a string id."""
-    return int.from_bytes(hashlib.blake2b(doc_id.encode(), digest_size=8).digest(), "little") >> 1
+
+def ivf_lists(n: int) -> int:
+    """About 4 sqrt(n) inverted lists, a power of two, with enough vectors to train each one."""
+    lists = 2 ** round(math.log2(max(4 * math.sqrt(max(n, 1)), 1)))
+    return max(1, min(lists, n // 39 if n >= 39 else 1))
+
+
+def resolve_factory(factory: str, n: int) -> str:
+    """`auto`: exact `Flat` while small, an IVF index sized for `n` beyond EXACT_LIMIT; else as given."""
+    if factory != "auto":
+        return factory
+    return "Flat" if n < EXACT_LIMIT else f"IVF{ivf_lists(n)},Flat"
+
+
+def new_faiss_index(dim: int, factory: str) -> faiss.Index:
+    """The FAISS structure for a factory string, taking our int64 labels as ids.
+
+    IVF stores ids itself and removes by them; the others get an IndexIDMap (whose own removal
+    assumes the inner index renumbers like Flat does, which is why IVF must not be wrapped).
+    """
+    base = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
+    return base if isinstance(base, faiss.IndexIVF) else faiss.IndexIDMap(base)
+
+
+def inner_index(index: faiss.Index) -> faiss.Index:
+    """The index doing the work, under an IndexIDMap if there is one."""
+    index = faiss.downcast_index(index)
+    return faiss.downcast_index(index.index) if isinstance(index, faiss.IndexIDMap) else index
+
+
+def _search_knob(base: faiss.Index) -> str | None:
+    if isinstance(base, faiss.IndexIVF):
+        return "nprobe"
+    if isinstance(base, faiss.IndexHNSW):
+        return "efSearch"
+    return None
 
 
 class VectorIndex:
-    """Inner-product search over unit vectors (cosine); upsert and delete by id."""
+    """Inner-product search over unit vectors (cosine); upsert, delete and filter by string id.
 
-    def __init__(self, dim: int, factory: str = "Flat", *, correction_id: str | None = None):
+    Labels inside FAISS are positions in `_doc_of`, so an index that cannot delete in place (HNSW)
+    still upserts and deletes: the old label becomes a tombstone that searches skip.
+    """
+
+    def __init__(self, dim: int, factory: str = "auto", *, correction_id: str | None = None, recall: float = 0.95):
         self.dim = dim
-        self.factory = factory
+        self.requested = factory
+        self.factory = resolve_factory(factory, 0)
         self.correction_id = correction_id
-        self._index = faiss.IndexIDMap2(faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT))
-        self._ids: dict[int, str] = {}
+        self.recall = recall
+        self.params: dict[str, int] = {}
+        self.trained_size = 0
+        self._index = new_faiss_index(dim, self.factory)
+        self._doc_of: list[str | None] = []
+        self._label_of: dict[str, int] = {}
+        self._dead: set[int] = set()
         self._lock = threading.RLock()
+        self._deletes_in_place = self._probe_deletes()
+
+    @classmethod
+    def build(
+        cls,
+        dim: int,
+        doc_ids: Sequence[str],
+        vectors: np.ndarray,
+        *,
+        factory: str = "auto",
+        correction_id: str | None = None,
+        recall: float = 0.95,
+        seed: int = 0,
+    ) -> VectorIndex:
+        """An index sized for these vectors: trained on a sample, filled, search parameters calibrated."""
+        index = cls(dim, factory, correction_id=correction_id, recall=recall)
+        index.factory = resolve_factory(factory, len(doc_ids))
+        index._index = new_faiss_index(dim, index.factory)
+        index._deletes_in_place = index._probe_deletes()
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if not index._index.is_trained:
+            index._train(vectors, seed)
+        index.upsert(doc_ids, vectors)
+        index.calibrate(vectors, seed=seed)
+        return index
+
+    def _probe_deletes(self) -> bool:
+        """Whether this FAISS structure removes in place (asked by removing label -1, which no vector has)."""
+        try:
+            self._index.remove_ids(faiss.IDSelectorBatch(np.array([-1], dtype=np.int64)))
+            return True
+        except RuntimeError:
+            return False
+
+    def _train(self, vectors: np.ndarray, seed: int) -> None:
+        base = inner_index(self._index)
+        lists = getattr(base, "nlist", 1)
+        rng = np.random.default_rng(seed)
+        take = min(len(vectors), max(lists * TRAIN_PER_LIST, 10_000))
+        sample = vectors if take == len(vectors) else vectors[np.sort(rng.choice(len(vectors), take, replace=False))]
+        self._index.train(sample)
+        self.trained_size = len(vectors)
+
+    # --- contents ------------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self._label_of)
 
     def __contains__(self, doc_id: str) -> bool:
-        return label_of(doc_id) in self._ids
+        return doc_id in self._label_of
+
+    @property
+    def dead(self) -> int:
+        return len(self._dead)
 
     def upsert(self, doc_ids: Sequence[str], vectors: np.ndarray) -> None:
         """Add vectors; an id already present is replaced."""
@@ -39,42 +138,156 @@ class VectorIndex:
             raise ValueError(f"expected vectors of shape ({len(doc_ids)}, {self.dim}), got {vectors.shape}")
         if len(set(doc_ids)) != len(doc_ids):
             raise ValueError("duplicate ids in one upsert")
-        labels = np.array([label_of(i) for i in doc_ids], dtype=np.int64)
         with self._lock:
-            for label, doc_id in zip(labels.tolist(), doc_ids, strict=True):
-                known = self._ids.get(label)
-                if known is not None and known != doc_id:
-                    raise ValueError(f"label collision between ids {known!r} and {doc_id!r}")
-            self._remove_labels(labels)
+            self._remove_ids(doc_ids)
+            start = len(self._doc_of)
+            labels = np.arange(start, start + len(doc_ids), dtype=np.int64)
             self._index.add_with_ids(vectors, labels)
-            self._ids.update(zip(labels.tolist(), doc_ids, strict=True))
+            self._doc_of.extend(doc_ids)
+            self._label_of.update(zip(doc_ids, range(start, start + len(doc_ids)), strict=True))
 
     def remove(self, doc_ids: Sequence[str]) -> int:
         """Delete ids; returns how many were present."""
-        labels = np.array([label_of(i) for i in doc_ids], dtype=np.int64)
         with self._lock:
-            return self._remove_labels(labels)
+            return self._remove_ids(doc_ids)
 
-    def _remove_labels(self, labels: np.ndarray) -> int:
-        present = np.array([lab for lab in labels.tolist() if lab in self._ids], dtype=np.int64)
-        if present.size == 0:
+    def _remove_ids(self, doc_ids: Sequence[str]) -> int:
+        labels = [self._label_of.pop(d) for d in doc_ids if d in self._label_of]
+        if not labels:
             return 0
-        self._index.remove_ids(faiss.IDSelectorBatch(present))
-        for lab in present.tolist():
-            del self._ids[lab]
-        return int(present.size)
+        for label in labels:
+            self._doc_of[label] = None
+        if self._deletes_in_place:
+            self._index.remove_ids(faiss.IDSelectorBatch(np.array(labels, dtype=np.int64)))
+        else:
+            self._dead.update(labels)
+        return len(labels)
 
-    def search(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
-        """Top-k (id, score) per query, best first."""
+    def rebuild_reason(self) -> str | None:
+        """Why this index should be rebuilt from the store now, or None."""
+        if self.dead > DEAD_SHARE * max(len(self) + self.dead, 1):
+            return f"{self.dead} tombstones"
+        if self.requested == "auto":
+            wanted = resolve_factory("auto", len(self))
+            if wanted.startswith("IVF") and self.factory == "Flat":
+                return f"{len(self)} vectors: past the exact-search limit {EXACT_LIMIT}"
+            if self.factory.startswith("IVF") and len(self) > RETRAIN_GROWTH * max(self.trained_size, 1):
+                return f"{len(self)} vectors: {RETRAIN_GROWTH:g}x what the lists were trained on"
+        return None
+
+    # --- search ----------------------------------------------------------------------------------------
+
+    def _search_params(self, selector, boost: bool):
+        base = inner_index(self._index)
+        knob = _search_knob(base)
+        if knob == "nprobe":
+            nprobe = base.nlist if boost else self.params.get("nprobe", base.nprobe)
+            return faiss.SearchParametersIVF(sel=selector, nprobe=int(nprobe))
+        if knob == "efSearch":
+            ef = max(self.params.get("efSearch", base.hnsw.efSearch), 16)
+            return faiss.SearchParametersHNSW(sel=selector, efSearch=int(ef * 8 if boost else ef))
+        return faiss.SearchParameters(sel=selector) if selector is not None else None
+
+    def _selector(self, allowed: Collection[str] | None):
+        """(selector, how many vectors it lets through, what the selector needs kept alive)."""
+        if allowed is not None:
+            labels = [self._label_of[d] for d in allowed if d in self._label_of]
+            return faiss.IDSelectorBatch(np.array(labels, dtype=np.int64)), len(labels), None
+        if self._dead:
+            dead = faiss.IDSelectorBatch(np.fromiter(self._dead, dtype=np.int64))
+            return faiss.IDSelectorNot(dead), len(self), dead
+        return None, len(self), None
+
+    def search(
+        self, queries: np.ndarray, k: int, *, allowed: Collection[str] | None = None
+    ) -> list[list[tuple[str, float]]]:
+        """Top-k (id, score) per query, best first; `allowed` restricts the candidates to those ids."""
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         if queries.ndim != 2 or queries.shape[1] != self.dim:
             raise ValueError(f"expected queries of shape (n, {self.dim}), got {queries.shape}")
         with self._lock:
-            if not self._ids:
+            selector, candidates, _alive = self._selector(allowed)
+            k = min(k, candidates)
+            if k == 0:
                 return [[] for _ in range(len(queries))]
-            scores, labels = self._index.search(queries, min(k, len(self._ids)))
-            ids = self._ids
-            return [
-                [(ids[lab], float(s)) for s, lab in zip(row_s, row_l, strict=True) if lab != -1]
-                for row_s, row_l in zip(scores.tolist(), labels.tolist(), strict=True)
-            ]
+            rows = self._search(queries, k, selector, boost=False)
+            if allowed is not None and any(len(r) < k for r in rows):
+                rows = self._search(queries, k, selector, boost=True)  # a narrow filter: widen the probe
+            return rows
+
+    def _search(self, queries, k, selector, boost):
+        scores, labels = self._index.search(queries, k, params=self._search_params(selector, boost))
+        doc_of = self._doc_of
+        return [
+            [(doc_of[lab], float(s)) for s, lab in zip(row_s, row_l, strict=True) if lab >= 0 and doc_of[lab]]
+            for row_s, row_l in zip(scores.tolist(), labels.tolist(), strict=True)
+        ]
+
+    def calibrate(self, vectors: np.ndarray, *, seed: int = 0) -> dict[str, int]:
+        """Smallest nprobe / efSearch whose recall@10 on sampled documents reaches the target (+ margin)."""
+        knob = _search_knob(inner_index(self._index))
+        if knob is None or len(vectors) <= 11:
+            return self.params
+        rng = np.random.default_rng(seed)
+        pick = rng.choice(len(vectors), min(CALIBRATION_QUERIES, len(vectors)), replace=False)
+        queries = np.ascontiguousarray(vectors[pick])
+        _, exact = faiss.knn(queries, vectors, 11, metric=faiss.METRIC_INNER_PRODUCT)
+        truth = [[j for j in row if j != q][:10] for q, row in zip(pick.tolist(), exact.tolist(), strict=True)]
+        base = inner_index(self._index)
+        values = [p for p in PROBES if p <= base.nlist] if knob == "nprobe" else list(EF_SEARCH)
+        for value in values:
+            self.params = {knob: value}
+            labels = self._index.search(queries, 11, params=self._search_params(None, False))[1]
+            # labels are positions in _doc_of; at build time they are positions in `vectors`
+            found = [[j for j in row if j != q][:10] for q, row in zip(pick.tolist(), labels.tolist(), strict=True)]
+            recall = np.mean([len(set(f) & set(t)) / 10 for f, t in zip(found, truth, strict=True)])
+            if recall >= self.recall + RECALL_MARGIN:
+                break
+        return self.params
+
+    # --- persistence and size -------------------------------------------------------------------------
+
+    def memory_bytes(self) -> int:
+        """Bytes of the FAISS structure (vectors, lists, graph), measured by serializing it."""
+        with self._lock:
+            return int(faiss.serialize_index(self._index).nbytes)
+
+    def state(self) -> tuple[np.ndarray, dict]:
+        """The FAISS bytes and what is needed to rebuild this object around them."""
+        with self._lock:
+            meta = {
+                "dim": self.dim,
+                "requested": self.requested,
+                "factory": self.factory,
+                "correction_id": self.correction_id,
+                "recall": self.recall,
+                "params": dict(self.params),
+                "trained_size": self.trained_size,
+                "doc_of": list(self._doc_of),
+                "dead": sorted(self._dead),
+            }
+            return faiss.serialize_index(self._index), meta
+
+    @classmethod
+    def from_state(cls, data: np.ndarray, meta: dict) -> VectorIndex:
+        index = cls(meta["dim"], meta["requested"], correction_id=meta["correction_id"], recall=meta["recall"])
+        index.factory = meta["factory"]
+        index._index = faiss.deserialize_index(np.asarray(data, dtype=np.uint8))
+        index._deletes_in_place = index._probe_deletes()
+        index.params = {k: int(v) for k, v in meta["params"].items()}
+        index.trained_size = int(meta["trained_size"])
+        index._doc_of = list(meta["doc_of"])
+        index._label_of = {d: i for i, d in enumerate(index._doc_of) if d is not None}
+        index._dead = set(meta["dead"])
+        return index
+
+    def describe(self) -> dict:
+        return {
+            "size": len(self),
+            "dim": self.dim,
+            "factory": self.factory,
+            "requested": self.requested,
+            "params": dict(self.params),
+            "tombstones": self.dead,
+            "correction": self.correction_id,
+        }

@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import functools
+import json
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import redis
 
 from app.core.errors import StoreUnavailable
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of a space's change log: documents written (`upsert`) or removed (`delete`)."""
+
+    id: str
+    op: str
+    doc_ids: list[str]
+
+
+def change_key(change_id: str) -> tuple[int, int]:
+    """Stream ids ("ms-seq") in the order Redis gave them."""
+    ms, _, seq = change_id.partition("-")
+    return int(ms), int(seq or 0)
 
 
 @dataclass(frozen=True)
@@ -51,6 +68,13 @@ class RedisStore:
 
     def close(self) -> None:
         self.client.close()
+
+    @_store_call
+    def store_id(self) -> str:
+        """A random id created once per Redis dataset: a snapshot taken against another dataset is refused."""
+        key = f"{self.prefix}:store-id"
+        self.client.set(key, uuid.uuid4().hex, nx=True)
+        return self.client.get(key).decode()
 
     def ping(self) -> bool:
         try:
@@ -95,26 +119,63 @@ class RedisStore:
     def _ids_key(self, space: str) -> str:
         return f"{self.prefix}:docs:{space}"
 
+    def _changes_key(self, space: str) -> str:
+        return f"{self.prefix}:changes:{space}"
+
+    def _log_change(self, pipe, space: str, op: str, doc_ids: Sequence[str]) -> None:
+        pipe.xadd(self._changes_key(space), {"op": op, "ids": json.dumps(list(doc_ids))})
+
     @_store_call
-    def put_documents(self, space: str, docs: Sequence[DocumentRecord]) -> None:
-        """Write all documents in one MULTI/EXEC: either every one is stored or none is."""
+    def put_documents(self, space: str, docs: Sequence[DocumentRecord]) -> str:
+        """Write all documents and their change-log entry in one MULTI/EXEC; returns the entry's id."""
         pipe = self.client.pipeline(transaction=True)
         for doc in docs:
             key = self._doc_key(space, doc.id)
             pipe.delete(key)
             pipe.hset(key, mapping={"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector})
             pipe.sadd(self._ids_key(space), doc.id)
-        pipe.execute()
+        self._log_change(pipe, space, "upsert", [d.id for d in docs])
+        return pipe.execute()[-1].decode()
 
     @_store_call
-    def delete_documents(self, space: str, doc_ids: Sequence[str]) -> int:
-        """Remove documents; returns how many existed."""
+    def delete_documents(self, space: str, doc_ids: Sequence[str]) -> tuple[int, str]:
+        """Remove documents and log it, in one transaction; returns how many existed and the entry's id."""
         pipe = self.client.pipeline(transaction=True)
         for doc_id in doc_ids:
             pipe.delete(self._doc_key(space, doc_id))
             pipe.srem(self._ids_key(space), doc_id)
+        self._log_change(pipe, space, "delete", doc_ids)
         results = pipe.execute()
-        return sum(int(r) for r in results[0::2])
+        return sum(int(r) for r in results[:-1:2]), results[-1].decode()
+
+    # --- change log --------------------------------------------------------------------------------
+
+    @_store_call
+    def last_change_id(self, space: str) -> str:
+        """Id of the newest change-log entry, "0-0" when there is none."""
+        newest = self.client.xrevrange(self._changes_key(space), count=1)
+        return newest[0][0].decode() if newest else "0-0"
+
+    @_store_call
+    def changes_after(self, space: str, after: str, count: int = 1000) -> list[Change]:
+        """Change-log entries newer than `after`, oldest first."""
+        entries = self.client.xrange(self._changes_key(space), min=f"({after}", count=count)
+        return [
+            Change(entry_id.decode(), fields[b"op"].decode(), json.loads(fields[b"ids"])) for entry_id, fields in entries
+        ]
+
+    @_store_call
+    def trim_changes(self, space: str, upto: str) -> None:
+        """Drop entries older than `upto` and remember that they are gone (a reader behind it must rebuild)."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.xtrim(self._changes_key(space), minid=upto, approximate=False)
+        pipe.set(f"{self._changes_key(space)}:trimmed", upto)
+        pipe.execute()
+
+    @_store_call
+    def changes_trimmed_through(self, space: str) -> str:
+        value = self.client.get(f"{self._changes_key(space)}:trimmed")
+        return value.decode() if value is not None else "0-0"
 
     @_store_call
     def get_documents(self, space: str, doc_ids: Sequence[str]) -> list[DocumentRecord | None]:

@@ -24,9 +24,28 @@ def test_documents_put_get_iterate_delete(store):
     assert got[0] == docs[7] and got[1] is None
     seen = {d.id: d for batch in store.iter_documents("space", batch=300) for d in batch}
     assert len(seen) == 2500 and seen["id2499"].vector == (2499).to_bytes(4, "little") * 2
-    assert store.delete_documents("space", ["id1", "id1", "nope"]) == 1
+    assert store.delete_documents("space", ["id1", "id1", "nope"])[0] == 1
     assert store.count_documents("space") == 2499
     assert store.count_documents("other-space") == 0
+
+
+def test_every_write_is_logged_in_commit_order(store):
+    assert store.last_change_id("s") == "0-0"
+    first = store.put_documents("s", [DocumentRecord("a", "t", "{}", b""), DocumentRecord("b", "t", "{}", b"")])
+    existed, second = store.delete_documents("s", ["a", "zzz"])
+    assert existed == 1 and store.last_change_id("s") == second
+    changes = store.changes_after("s", "0-0")
+    assert [(c.id, c.op, c.doc_ids) for c in changes] == [(first, "upsert", ["a", "b"]), (second, "delete", ["a", "zzz"])]
+    assert [c.id for c in store.changes_after("s", first)] == [second]
+    assert store.changes_after("other", "0-0") == []
+
+
+def test_trimming_the_log_is_remembered(store):
+    ids = [store.put_documents("s", [DocumentRecord(str(i), "t", "{}", b"")]) for i in range(3)]
+    store.trim_changes("s", ids[1])
+    assert [c.id for c in store.changes_after("s", "0-0")] == ids[1:]
+    assert store.changes_trimmed_through("s") == ids[1]
+    assert store.store_id() == store.store_id()
 
 
 def test_replacing_a_document_leaves_no_stale_fields(store):

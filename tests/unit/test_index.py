@@ -1,10 +1,15 @@
-"""The FAISS wrapper: exact cosine ranking, upsert replaces, delete removes."""
+"""The FAISS wrapper: exact cosine ranking, upsert replaces, delete removes, on every index kind."""
 
 import numpy as np
 import pytest
 
 from app.correction.artifact import l2_normalize
 from app.index import VectorIndex
+from app.index import vector_index
+from app.index.fields import FieldIndex, FilterError
+from app.index.vector_index import ivf_lists, resolve_factory
+
+KINDS = ["Flat", "IVF8,Flat", "HNSW16"]
 
 
 def unit(rows):
@@ -48,3 +53,95 @@ def test_shape_errors_are_clear():
         index.upsert(["a"], np.zeros((1, 3), dtype=np.float32))
     with pytest.raises(ValueError, match="duplicate"):
         index.upsert(["a", "a"], np.zeros((2, 4), dtype=np.float32))
+
+
+def clustered(n, dim=32, seed=0):
+    """Unit vectors around the same few dozen centres whatever the seed: structure an approximate index can use."""
+    centres = np.random.default_rng(12345).standard_normal((40, dim))
+    rng = np.random.default_rng(seed)
+    return unit(centres[rng.integers(0, 40, n)] + 0.6 * rng.standard_normal((n, dim)))
+
+
+@pytest.mark.parametrize("factory", KINDS)
+def test_every_kind_upserts_deletes_and_filters(factory):
+    x = clustered(400)
+    ids = [f"d{i}" for i in range(400)]
+    index = VectorIndex.build(32, ids, x, factory=factory)
+    assert len(index) == 400 and index.factory == factory
+    query = x[:1]
+    assert index.search(query, 1)[0][0][0] == "d0"
+    index.upsert(["d0"], unit(-x[:1]))  # moved far away: replaced, not duplicated
+    assert len(index) == 400 and "d0" not in [h[0] for h in index.search(query, 10)[0]]
+    assert index.remove(["d1", "nope"]) == 1 and "d1" not in index
+    assert all(h[0] != "d1" for h in index.search(x[1:2], 50)[0])
+    allowed = {"d5", "d77", "d300", "d1"}  # d1 is deleted: never returned
+    hits = index.search(query, 10, allowed=allowed)[0]
+    assert {h[0] for h in hits} == {"d5", "d77", "d300"}
+    assert [h[1] for h in hits] == sorted((h[1] for h in hits), reverse=True)
+
+
+def test_an_index_that_cannot_delete_in_place_uses_tombstones_and_asks_for_a_rebuild():
+    x = clustered(100)
+    index = VectorIndex.build(32, [f"d{i}" for i in range(100)], x, factory="HNSW16")
+    index.remove([f"d{i}" for i in range(30)])
+    assert index.dead == 30 and len(index) == 70
+    assert "tombstones" in index.rebuild_reason()
+    assert all(int(h[0][1:]) >= 30 for h in index.search(x[:5], 20)[0])
+
+
+def test_auto_is_exact_while_small_and_ivf_beyond_the_limit(monkeypatch):
+    assert resolve_factory("auto", 10) == "Flat"
+    assert resolve_factory("HNSW32", 10) == "HNSW32"
+    assert resolve_factory("auto", 1_000_000) == "IVF4096,Flat" and ivf_lists(1_000_000) == 4096
+    monkeypatch.setattr(vector_index, "EXACT_LIMIT", 1000)
+    x = clustered(3000)
+    small = VectorIndex.build(32, [f"d{i}" for i in range(500)], x[:500])
+    assert small.factory == "Flat" and small.rebuild_reason() is None
+    small.upsert([f"d{i}" for i in range(500, 3000)], x[500:])
+    assert "exact-search limit" in small.rebuild_reason()
+    big = VectorIndex.build(32, [f"d{i}" for i in range(3000)], x)
+    assert big.factory.startswith("IVF") and big.rebuild_reason() is None
+
+
+@pytest.mark.parametrize("factory", ["IVF64,Flat", "HNSW16"])
+def test_calibration_reaches_the_recall_target_on_new_queries(factory):
+    x = clustered(6000, seed=1)
+    index = VectorIndex.build(32, [f"d{i}" for i in range(6000)], x, factory=factory, recall=0.9)
+    assert index.params  # nprobe or efSearch was chosen, not left at FAISS's default
+    queries = clustered(200, seed=2)
+    truth = np.argsort(-(queries @ x.T), axis=1)[:, :10]
+    found = index.search(queries, 10)
+    recall = np.mean([len({f"d{j}" for j in t} & {h[0] for h in f}) / 10 for t, f in zip(truth, found, strict=True)])
+    assert recall >= 0.9
+
+
+@pytest.mark.parametrize("factory", KINDS)
+def test_state_round_trip_serves_the_same_results(factory):
+    x = clustered(300)
+    index = VectorIndex.build(32, [f"d{i}" for i in range(300)], x, factory=factory, correction_id="c1")
+    index.remove(["d3"])
+    data, meta = index.state()
+    again = VectorIndex.from_state(data, meta)
+    assert again.search(x[:5], 10) == index.search(x[:5], 10)
+    assert (len(again), again.correction_id, again.params, again.dead) == (299, "c1", index.params, index.dead)
+    again.upsert(["new"], x[:1])  # labels continue after the restored ones
+    assert again.search(x[:1], 1)[0][0][0] in {"new", "d0"} and len(again) == 300
+
+
+def test_fields_match_exact_values_and_follow_updates():
+    fields = FieldIndex()
+    fields.upsert("a", {"lang": "en", "year": 2020, "tags": ["x"]})
+    fields.upsert("b", {"lang": "en", "year": 2021.0})
+    fields.upsert("c", {"lang": "fr", "flag": True})
+    assert fields.matching({"lang": "en"}) == {"a", "b"}
+    assert fields.matching({"lang": "en", "year": 2021}) == {"b"}
+    assert fields.matching({"flag": 1}) == set()  # True is not 1
+    fields.upsert("a", {"lang": "de"})
+    assert fields.matching({"lang": "en"}) == {"b"} and fields.matching({"year": 2020}) == set()
+    fields.remove("b")
+    assert fields.matching({"lang": "en"}) == set()
+    assert FieldIndex.from_state(fields.state()).matching({"lang": "de"}) == {"a"}
+    with pytest.raises(FilterError, match="only strings"):
+        fields.matching({"tags": ["x"]})
+    with pytest.raises(FilterError, match="empty filter"):
+        fields.matching({})
