@@ -24,7 +24,7 @@ SNAPSHOT_FORMAT = 1
 REPLAY_BATCH = 1000
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: "is this still the space the snapshot holds"
 class SearchSpace:
     """A correction, the index of documents corrected by it, their metadata filters, and how current they are."""
 
@@ -61,6 +61,7 @@ class SpaceKeeper:
         self.raw_dim = raw_dim
         self.factory = factory
         self.recall = recall
+        self.opened: dict = {}  # how the serving space was opened: from a snapshot, or built and why
         tag = hashlib.sha256(f"{store.prefix}:{space_id}".encode()).hexdigest()[:16]
         self.snapshot_path = Path(snapshot_dir) / f"{tag}.npz" if snapshot_dir else None
 
@@ -203,8 +204,13 @@ class SpaceKeeper:
 
     def open(self, correction: Correction | None) -> SearchSpace:
         """The snapshot if it may be served, else a build from the store."""
+        started = time.monotonic()
         try:
-            return self.load(correction)
+            space = self.load(correction)
+            self.opened = {"from": "snapshot"}
         except SnapshotRefused as why:
             log.info("index snapshot not used (%s); building from the store", why)
-            return self.build(correction)
+            space = self.build(correction)
+            self.opened = {"from": "store", "snapshot_refused": str(why)}
+        self.opened["seconds"] = round(time.monotonic() - started, 3)
+        return space

@@ -89,7 +89,8 @@ class EmbeddingService:
             snapshot_dir=settings.data_dir / "index",
         )
         self._space = self._keeper.open(Correction(artifact) if artifact else None)
-        self._snapshot_applied = self._space.applied
+        # What the snapshot on disk holds: (space, change); a space built from the store is worth one at once.
+        self._snapshotted = (self._space, self._space.applied if self._keeper.opened["from"] == "snapshot" else None)
         self._snapshot_at = time.monotonic()
         self._rebuild: Future | None = None
         self._rebuild_target: str | None = None
@@ -199,7 +200,8 @@ class EmbeddingService:
         with self._write_lock:
             self._keeper.catch_up(self._space)
         space, rebuilding = self._space, self._rebuild is not None and not self._rebuild.done()
-        current = self.store.current_artifact_id(self.space_id)
+        # Only `auto` follows Redis; `none` and a pinned file stay as configured.
+        current = self.store.current_artifact_id(self.space_id) if self.settings.correction == "auto" else None
         if not rebuilding and current and current != space.correction_id:
             artifact = load_current(self.store, self.backbone)
             if artifact is not None and artifact.id == current:
@@ -215,12 +217,12 @@ class EmbeddingService:
         """Write the index to disk if it changed since the last snapshot (captured under the write lock)."""
         with self._write_lock:
             space = self._space
-            if space.applied == self._snapshot_applied and self._keeper.snapshot_path.exists():
+            if self._snapshotted == (space, space.applied):
                 self._snapshot_at = time.monotonic()
                 return
             data, state = self._keeper.capture(space)
         self._keeper.write(data, state)
-        self._snapshot_applied, self._snapshot_at = state["applied"], time.monotonic()
+        self._snapshotted, self._snapshot_at = (space, state["applied"]), time.monotonic()
 
     def wait_for_index(self, timeout: float | None = None) -> None:
         """Block until a running rebuild has swapped in (tests and the CLI use it)."""
@@ -380,6 +382,7 @@ class EmbeddingService:
             "index": {
                 **space.index.describe(),
                 "applied_change": space.applied,
+                "opened": self._keeper.opened,
                 "rebuilding_for": self._rebuild_target if self._rebuild and not self._rebuild.done() else None,
             },
             "limits": {

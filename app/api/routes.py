@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from app.api.deps import ServiceDep
 from app.api.schemas import (
@@ -16,10 +17,12 @@ from app.api.schemas import (
     EmbedRequest,
     EmbedResponse,
     SearchHitOut,
+    SearchRequest,
     SearchResponse,
     SimilarityRequest,
     SimilarityResponse,
 )
+from app.core.errors import InvalidInput
 from app.datasets import DocumentInput
 
 router = APIRouter()
@@ -73,18 +76,45 @@ def delete_document(doc_id: str, service: ServiceDep) -> None:
     service.delete_document(doc_id)
 
 
+def _search(service, body: SearchRequest) -> SearchResponse:
+    hits, correction = service.search(body.q, body.k, where=body.filter, score_threshold=body.score_threshold)
+    return SearchResponse(
+        query=body.q,
+        correction=correction,
+        results=[SearchHitOut(id=h.id, text=h.text, score=h.score, metadata=h.metadata) for h in hits],
+    )
+
+
 @router.get("/search", response_model=SearchResponse)
 def search(
     service: ServiceDep,
     q: Annotated[str, Query(min_length=1, description="The query text.")],
     k: Annotated[int, Query(ge=1, description="How many results (at most CE_MAX_K).")] = 10,
+    filter: Annotated[
+        str | None, Query(description='Metadata to match exactly, as a JSON object: {"lang": "en"}.')
+    ] = None,
+    score_threshold: Annotated[float | None, Query(ge=-1, le=1, description="Drop results with a lower cosine.")] = None,
 ) -> SearchResponse:
-    hits, correction = service.search(q, k)
-    return SearchResponse(
-        query=q,
-        correction=correction,
-        results=[SearchHitOut(id=h.id, text=h.text, score=h.score, metadata=h.metadata) for h in hits],
-    )
+    try:
+        body = SearchRequest(
+            q=q, k=k, filter=json.loads(filter) if filter is not None else None, score_threshold=score_threshold
+        )
+    except (json.JSONDecodeError, ValidationError) as exc:
+        raise InvalidInput(f"invalid search parameters: {_first_error(exc)}") from None
+    return _search(service, body)
+
+
+@router.post("/search", response_model=SearchResponse)
+def search_post(body: SearchRequest, service: ServiceDep) -> SearchResponse:
+    """The same search with the query in a JSON body (long queries, filters without URL encoding)."""
+    return _search(service, body)
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+    return f"filter is not JSON ({exc})"
 
 
 @router.get("/health")

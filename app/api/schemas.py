@@ -77,6 +77,18 @@ class DocumentOut(BaseModel):
     metadata: dict[str, Any]
 
 
+Scalar = StrictStr | StrictBool | int | float | None
+
+
+class SearchRequest(Strict):
+    q: Text = Field(description="The query text.")
+    k: int = Field(10, ge=1, description="How many results (at most CE_MAX_K).")
+    filter: dict[str, Scalar] | None = Field(
+        None, min_length=1, description="Only documents whose metadata has exactly these key/value pairs."
+    )
+    score_threshold: float | None = Field(None, ge=-1, le=1, description="Drop results with a lower cosine.")
+
+
 class SearchHitOut(BaseModel):
     id: str
     text: str

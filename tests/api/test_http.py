@@ -75,6 +75,41 @@ def test_documents_search_get_delete(client):
     assert client.get("/info").json()["index"]["size"] == 2
 
 
+def test_search_filters_on_metadata_and_drops_scores_below_the_threshold(client):
+    docs = [
+        {"id": f"{lang}-{i}", "text": text, "metadata": {"lang": lang, "n": i}}
+        for lang in ("en", "fr")
+        for i, text in enumerate(["the cat sleeps", "a dog runs at night", "the river sings quietly"])
+    ]
+    assert client.post("/documents", json={"documents": docs[:4]}).status_code == 201
+    assert client.post("/documents", json={"documents": docs[4:]}).status_code == 201
+    q = "the cat sleeps"
+    everything = client.get("/search", params={"q": q, "k": 20}).json()["results"]
+    assert len(everything) == 6
+    french = client.get("/search", params={"q": q, "filter": '{"lang": "fr"}'}).json()["results"]
+    assert {h["id"] for h in french} == {"fr-0", "fr-1", "fr-2"} and french[0]["id"] == "fr-0"
+    both = client.post("/search", json={"q": q, "filter": {"lang": "en", "n": 1}}).json()["results"]
+    assert [h["id"] for h in both] == ["en-1"]
+    cut = sorted(h["score"] for h in everything)[3]  # keeps the best three
+    kept = client.post("/search", json={"q": q, "k": 20, "score_threshold": cut}).json()["results"]
+    assert len(kept) == 3 and all(h["score"] >= cut for h in kept)
+    assert client.post("/search", json={"q": q, "filter": {"lang": "de"}}).json()["results"] == []
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"q": "x", "filter": "not json"},
+        {"q": "x", "filter": "[1, 2]"},
+        {"q": "x", "filter": '{"tags": ["a"]}'},
+        {"q": "x", "filter": "{}"},
+        {"q": "x", "score_threshold": 1.5},
+    ],
+)
+def test_bad_filters_and_thresholds_are_422(client, params):
+    assert "message" in error_of(client.get("/search", params=params), 422)
+
+
 def test_same_text_twice_is_one_document(client):
     first = client.post("/documents", json={"documents": [{"text": "a dog sings"}]}).json()["ids"]
     again = client.post("/documents", json={"documents": [{"text": "a dog sings"}, {"text": "a dog sings"}]})
@@ -103,6 +138,9 @@ def test_same_text_twice_is_one_document(client):
         ("/documents", {"documents": [{"text": ""}]}, 422),
         ("/documents", {"documents": [{"text": "ok", "id": ""}]}, 422),
         ("/documents", {"documents": [{"text": "ok", "colour": "red"}]}, 422),
+        ("/search", {"q": "x", "k": 21}, 422),
+        ("/search", {"q": "x", "filter": {"a": {"b": 1}}}, 422),
+        ("/search", {"q": ""}, 422),
     ],
 )
 def test_bad_bodies_get_a_4xx_with_an_error_object(client, path, body, status):

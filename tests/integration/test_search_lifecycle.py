@@ -1,0 +1,194 @@
+"""The index's life against a real Redis: swaps on a new correction, restarts, snapshots, other writers."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from app.backbones import build_backbone
+from app.correction.artifact import Correction, project
+from app.datasets import DocumentInput
+from app.fitting import fit_artifact
+from app.index import vector_index
+from app.service import EmbeddingService
+from tests.api.conftest import CORPUS
+
+
+def wait_until(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)
+
+
+def crash(service: EmbeddingService) -> None:
+    """Stop without the shutdown snapshot, as a kill would: only what Redis acknowledged is left."""
+    service._stop.set()
+    service._follower.join()
+    service.engine.close()
+    service.store.close()
+
+
+@pytest.fixture
+def settings(make_settings):
+    """No bundled artifact (models_dir is empty), so `auto` starts uncorrected and follows Redis."""
+    return make_settings(backbone="hashing", follow_interval=0.05, max_texts=256)
+
+
+@pytest.fixture
+def backbone(settings):
+    return build_backbone(settings)
+
+
+def fitted(backbone, alpha, dim):
+    return fit_artifact(backbone, CORPUS, "whitening", {"alpha": alpha, "dim": dim}, progress=False)
+
+
+def docs(n, start=0):
+    return [DocumentInput(text=CORPUS[i % len(CORPUS)] + f" #{i}", id=f"d{i}", metadata={"even": i % 2 == 0})
+            for i in range(start, start + n)]  # fmt: skip
+
+
+def test_queries_during_a_correction_swap_see_one_correction_at_a_time(settings, backbone):
+    service = EmbeddingService.from_settings(settings)
+    try:
+        service.add_documents(docs(240))
+        raw_docs = backbone.encode([d.text for d in docs(240)])
+        old, new = fitted(backbone, 0.5, 8), fitted(backbone, 0.2, 6)
+        service.publish_correction(old).result(30)
+        corrections = {old.id: Correction(old), new.id: Correction(new)}
+        query = "the cat sleeps in the park"
+        raw_query = backbone.encode([query])
+        seen, stop = [], threading.Event()
+
+        def ask():
+            while not stop.is_set():
+                seen.append(service.search(query, k=5))
+
+        reader = threading.Thread(target=ask)
+        reader.start()
+        service.publish_correction(new).result(30)
+        time.sleep(0.1)
+        stop.set()
+        reader.join()
+        assert {cid for _, cid in seen} == {old.id, new.id}
+        for hits, cid in seen:  # every score is the cosine in the space the response names, never a mixture
+            correction = corrections[cid]
+            q = project(raw_query, correction)[0]
+            rows = [int(h.id[1:]) for h in hits]
+            expected = project(raw_docs[rows], correction) @ q
+            np.testing.assert_allclose([h.score for h in hits], expected, atol=1e-5)
+        info = service.info()
+        assert info["correction"]["id"] == info["index"]["correction"] == new.id and info["index"]["size"] == 240
+    finally:
+        service.close()
+
+
+def test_a_correction_published_by_another_process_is_picked_up(settings, backbone, store):
+    from app.artifacts import publish
+
+    service = EmbeddingService.from_settings(settings)
+    pinned = EmbeddingService.from_settings(settings.model_copy(update={"correction": "none"}))
+    try:
+        service.add_documents(docs(20))
+        artifact = fitted(backbone, 0.5, 8)
+        publish(store, artifact)  # as `python -m app fit --publish` does
+        wait_until(lambda: service.info()["index"]["correction"] == artifact.id)
+        assert service.dim == 8 and len(service.index) == 20
+        time.sleep(0.3)
+        assert pinned.correction is None and len(pinned.index) == 20  # `none` is not overridden by Redis
+    finally:
+        pinned.close()
+        service.close()
+
+
+def test_writes_by_another_process_reach_the_index(settings):
+    server = EmbeddingService.from_settings(settings)
+    writer = EmbeddingService.from_settings(settings)  # e.g. `python -m app index` while the server runs
+    try:
+        writer.add_documents(docs(30))
+        writer.delete_document("d3")
+        wait_until(lambda: len(server.index) == 29)
+        assert "d3" not in server.index and "d4" in server.index
+        assert server.search(docs(1, start=7)[0].text, k=1)[0][0].id == "d7"
+    finally:
+        writer.close()
+        server.close()
+
+
+def test_every_acknowledged_write_survives_a_crash_with_or_without_a_snapshot(settings):
+    service = EmbeddingService.from_settings(settings)
+    service.add_documents(docs(50))
+    service.snapshot()
+    service.add_documents(docs(20, start=50))  # after the snapshot: must come back from the change log
+    for doc_id in ("d0", "d55"):
+        service.delete_document(doc_id)
+    service.add_documents([DocumentInput(text="a brand new text about rivers", id="d1")])  # upsert
+    crash(service)
+
+    again = EmbeddingService.from_settings(settings)
+    try:
+        assert again.info()["index"]["opened"]["from"] == "snapshot"
+        assert len(again.index) == 68 and "d0" not in again.index and "d55" not in again.index
+        assert again.search("a brand new text about rivers", k=1)[0][0].id == "d1"
+        assert again.search(docs(1, start=60)[0].text, k=1)[0][0].id == "d60"
+        assert {h.id for h in again.search("the cat", k=70, where={"even": True})[0]} == {
+            f"d{i}" for i in range(2, 70, 2) if i != 0
+        }
+    finally:
+        again.close()
+
+
+def test_a_snapshot_that_does_not_match_is_rebuilt_not_served(settings, backbone, store):
+    service = EmbeddingService.from_settings(settings)
+    service.add_documents(docs(40))
+    service.close()  # writes the snapshot
+    snapshot = service._keeper.snapshot_path
+    assert snapshot.exists()
+
+    # Another correction is current now: the snapshot's vectors live in the old space.
+    artifact = fitted(backbone, 0.5, 8)
+    with_correction = settings
+    from app.artifacts import publish
+
+    publish(store, artifact)
+    other = EmbeddingService.from_settings(with_correction)
+    try:
+        opened = other.info()["index"]["opened"]
+        assert opened["from"] == "store" and "serving " + artifact.id in opened["snapshot_refused"]
+        assert other.index.dim == 8 and len(other.index) == 40
+    finally:
+        other.close()
+
+    snapshot.write_bytes(snapshot.read_bytes()[:-100])  # truncated on disk
+    again = EmbeddingService.from_settings(with_correction)
+    try:
+        assert again.info()["index"]["opened"]["from"] == "store" and len(again.index) == 40
+    finally:
+        again.close()
+
+    store.client.delete(f"{store.prefix}:store-id")  # as if Redis had been replaced by another dataset
+    fresh = EmbeddingService.from_settings(with_correction)
+    try:
+        assert "another Redis dataset" in fresh.info()["index"]["opened"]["snapshot_refused"]
+    finally:
+        fresh.close()
+
+
+def test_auto_moves_to_an_approximate_index_when_it_grows(settings, monkeypatch):
+    monkeypatch.setattr(vector_index, "EXACT_LIMIT", 100)
+    service = EmbeddingService.from_settings(settings)
+    try:
+        service.add_documents(docs(60))
+        assert service.index.factory == "Flat"
+        for start in range(60, 300, 60):
+            service.add_documents(docs(60, start=start))
+        wait_until(lambda: service.index.factory.startswith("IVF"))
+        assert len(service.index) == 300 and service.index.params.get("nprobe")
+        assert service.search(docs(1, start=250)[0].text, k=1)[0][0].id == "d250"
+    finally:
+        service.close()
