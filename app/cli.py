@@ -179,14 +179,14 @@ def index_documents(
 
     docs = read_documents(corpus)
     settings = get_settings()
-    service = EmbeddingService.from_settings(settings.model_copy(update={"max_texts": max(batch, 1)}))
+    service = EmbeddingService.from_settings(settings.model_copy(update={"max_texts": max(batch, 1)}), search=False)
     try:
         with tqdm(total=len(docs), desc="indexing", unit="doc") as bar:
             for start in range(0, len(docs), batch):
                 chunk = docs[start : start + batch]
                 service.add_documents(chunk)
                 bar.update(len(chunk))
-        typer.echo(f"indexed {len(docs)} documents; the store holds {len(service.index)}")
+        typer.echo(f"indexed {len(docs)} documents; the store holds {service.store.count_documents(service.space_id)}")
     finally:
         service.close()
 
@@ -417,6 +417,38 @@ def bench(
             f"{result['single_text_in_process_ms']} ms in-process = {result['single_text_ratio']}x"
         )
         typer.echo(f"correction: {result['correction_share_of_encoding']} of encoding time; peak RSS {rss:.0f} MB")
+    typer.echo(json.dumps(result))
+
+
+@cli.command("bench-search")
+@_guarded
+def bench_search(
+    n: Annotated[int, typer.Option(min=1000, help="Synthetic documents to index.")] = 1_000_000,
+    dim: Annotated[
+        int | None, typer.Option(min=2, help="Corrected dims (refits the bundled whitening); default: as served.")
+    ] = None,
+    queries: Annotated[int, typer.Option(min=10, help="Queries, timed one at a time on one thread.")] = 1000,
+    index: Annotated[str | None, typer.Option(help="FAISS factory string; default: CE_INDEX_FACTORY.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object as the last line.")] = False,
+) -> None:
+    """recall@10, latency, build time and memory of the search index against exact search.
+
+    Synthetic documents come from a Gaussian mixture fitted on the backbone's corrected vectors of
+    every STS-B sentence; the same figures follow on those real sentences (1,000 held out as queries).
+    """
+    from app.search_bench import run
+
+    settings = get_settings()
+    try:
+        result = run(settings, ROOT / STS, n=n, dim=dim, queries=queries, factory=index or settings.index_factory)
+    except ValueError as exc:
+        raise _fail(str(exc), 2) from None
+    if not as_json:
+        from app.search_bench import SearchFigures
+
+        fields = SearchFigures.__dataclass_fields__
+        for figures in [result, *result["real"]]:
+            typer.echo(SearchFigures(**{k: figures[k] for k in fields}).row())
     typer.echo(json.dumps(result))
 
 

@@ -98,6 +98,15 @@ class SpaceKeeper:
         )  # fmt: skip
         return space
 
+    def empty(self, correction: Correction | None) -> SearchSpace:
+        dim = correction.dim if correction else self.raw_dim
+        self.opened = {"from": "nothing (writer only)"}
+        return SearchSpace(
+            correction,
+            VectorIndex(dim, self.factory, correction_id=correction.id if correction else None),
+            FieldIndex(),
+        )
+
     def apply(self, space: SearchSpace, records: list[DocumentRecord]) -> None:
         """Put stored documents into a space (index and filters)."""
         if not records:
@@ -112,7 +121,7 @@ class SpaceKeeper:
         return space.index.remove(doc_ids)
 
     def catch_up(self, space: SearchSpace) -> int:
-        """Apply the change-log entries newer than `space.applied`; the state applied is the store's, so replays are safe."""
+        """Apply the change-log entries newer than `space.applied`; it applies the stored state, so replays are safe."""
         applied = 0
         while changes := self.store.changes_after(self.space_id, space.applied, REPLAY_BATCH):
             for change in changes:
@@ -190,8 +199,14 @@ class SpaceKeeper:
             (state.get("sha256") == hashlib.sha256(data.tobytes()).hexdigest(), "checksum mismatch"),
             (state.get("store_id") == self.store.store_id(), "taken against another Redis dataset"),
             (state.get("space") == self.space_id, "another backbone's documents"),
-            (state["index"]["correction_id"] == wanted, f"built with {state['index']['correction_id']}, serving {wanted}"),
-            (state["index"]["requested"] == self.factory, f"index {state['index']['requested']}, settings {self.factory}"),
+            (
+                state["index"]["correction_id"] == wanted,
+                f"built with {state['index']['correction_id']}, serving {wanted}",
+            ),
+            (
+                state["index"]["requested"] == self.factory,
+                f"index {state['index']['requested']}, settings {self.factory}",
+            ),
             (state["index"]["recall"] == self.recall, f"calibrated for recall {state['index']['recall']}"),
             (
                 change_key(state["applied"]) >= change_key(self.store.changes_trimmed_through(self.space_id)),

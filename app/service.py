@@ -73,8 +73,10 @@ class EmbeddingService:
         artifact: CorrectionArtifact | None,
         *,
         embedded: EmbeddedRedis | None = None,
+        search: bool = True,
     ):
         self.settings = settings
+        self.searches = search
         self.engine = engine
         self.backbone = engine.backbone
         self.store = store
@@ -88,7 +90,9 @@ class EmbeddingService:
             recall=settings.index_recall,
             snapshot_dir=settings.data_dir / "index",
         )
-        self._space = self._keeper.open(Correction(artifact) if artifact else None)
+        correction = Correction(artifact) if artifact else None
+        # A writer only (`python -m app index`) needs no index: the servers follow its writes.
+        self._space = self._keeper.open(correction) if search else self._keeper.empty(correction)
         # What the snapshot on disk holds: (space, change); a space built from the store is worth one at once.
         self._snapshotted = (self._space, self._space.applied if self._keeper.opened["from"] == "snapshot" else None)
         self._snapshot_at = time.monotonic()
@@ -96,11 +100,14 @@ class EmbeddingService:
         self._rebuild_target: str | None = None
         self._stop = threading.Event()
         self._follower = threading.Thread(target=self._follow, name="index-follower", daemon=True)
-        self._follower.start()
+        if search:
+            self._follower.start()
 
     @classmethod
-    def from_settings(cls, settings: Settings, backbone: Backbone | None = None) -> EmbeddingService:
-        """Connect the store, load the backbone (in the encoder thread) and its correction, build the index."""
+    def from_settings(
+        cls, settings: Settings, backbone: Backbone | None = None, *, search: bool = True
+    ) -> EmbeddingService:
+        """Connect the store, load the backbone (in the encoder thread) and its correction, open the index."""
         store, embedded = connect_store(settings)
         engine = None
         try:
@@ -110,7 +117,7 @@ class EmbeddingService:
                 round_texts=settings.batch_size,
             )
             artifact = resolve_correction(settings.correction, store, engine.backbone, settings.models_dir)
-            service = cls(settings, engine, store, artifact, embedded=embedded)
+            service = cls(settings, engine, store, artifact, embedded=embedded, search=search)
             service.encode_raw(["warm-up: the first forward pass allocates what the next ones reuse"])
             return service
         except BaseException:
@@ -124,13 +131,14 @@ class EmbeddingService:
     def close(self) -> None:
         """Finish the queued encoding work and any rebuild, snapshot the index, then let go of the store."""
         self._stop.set()
-        self._follower.join()
-        if self._rebuild is not None:
-            self._rebuild.exception()  # waits; a failed rebuild was logged where it failed
-        try:
-            self.snapshot()
-        except Exception:  # the store may be gone; the next start rebuilds from it instead
-            log.exception("index snapshot at shutdown failed")
+        if self.searches:
+            self._follower.join()
+            if self._rebuild is not None:
+                self._rebuild.exception()  # waits; a failed rebuild was logged where it failed
+            try:
+                self.snapshot()
+            except Exception:  # the store may be gone; the next start rebuilds from it instead
+                log.exception("index snapshot at shutdown failed")
         self.engine.close()
         self.store.close()
         if self._embedded:
@@ -312,9 +320,10 @@ class EmbeddingService:
         ]
         with self._write_lock:
             change = self.store.put_documents(self.space_id, records)
-            space = self._space
-            self._keeper.apply(space, records)
-            space.local.add(change)
+            if self.searches:
+                space = self._space
+                self._keeper.apply(space, records)
+                space.local.add(change)
         return ids
 
     def delete_document(self, doc_id: str) -> None:

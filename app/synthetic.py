@@ -6,8 +6,15 @@ from dataclasses import dataclass
 
 import faiss
 import numpy as np
+from tqdm.auto import tqdm
 
 from app.correction.artifact import l2_normalize
+
+# On the 15,437 STS-B sentences (all-MiniLM-L6-v2, mean, bundled whitening), samples of the same size
+# have mean top-10 neighbour cosine 0.34 with 64 components and a prior of d points, 0.45 with these
+# (real: 0.52). Fewer components or a heavier prior drift toward an isotropic Gaussian, the worst case.
+COMPONENTS = 256
+PRIOR = 0.01
 
 
 @dataclass(frozen=True)
@@ -23,12 +30,14 @@ class GaussianMixture:
         return self.means.shape[1]
 
     @classmethod
-    def fit(cls, vectors: np.ndarray, components: int = 64, *, prior: float = 1.0, seed: int = 0) -> GaussianMixture:
+    def fit(
+        cls, vectors: np.ndarray, components: int = COMPONENTS, *, prior: float = PRIOR, seed: int = 0
+    ) -> GaussianMixture:
         """k-means for the components, then each one's covariance shrunk toward the pooled one.
 
-        A component holds a few hundred points in a few hundred dims, so its sample covariance is
-        singular; a prior worth `d` points of the pooled within-component covariance keeps it full rank
-        while each component keeps its own shape (the anisotropy that makes real data real).
+        A component holds tens of points in hundreds of dims, so its sample covariance is singular;
+        a prior worth `prior * d` points of the pooled within-component covariance keeps it full rank
+        while each component keeps its own low-rank shape (the local structure that makes real data real).
         """
         x = np.ascontiguousarray(vectors, dtype=np.float32)
         n, d = x.shape
@@ -38,7 +47,9 @@ class GaussianMixture:
         _, assign = kmeans.index.search(x, 1)
         assign = assign[:, 0]
         x64 = x.astype(np.float64)
-        means = np.stack([x64[assign == c].mean(axis=0) if np.any(assign == c) else kmeans.centroids[c] for c in range(components)])
+        means = np.stack(
+            [x64[assign == c].mean(axis=0) if np.any(assign == c) else kmeans.centroids[c] for c in range(components)]
+        )
         residual = x64 - means[assign]
         pooled = residual.T @ residual / max(n - components, 1)
         counts = np.bincount(assign, minlength=components).astype(np.float64)
@@ -49,11 +60,11 @@ class GaussianMixture:
             factors[c] = np.linalg.cholesky(cov + 1e-9 * np.eye(d))
         return cls(counts / counts.sum(), means, factors)
 
-    def sample(self, n: int, *, seed: int = 0, chunk: int = 65_536) -> np.ndarray:
+    def sample(self, n: int, *, seed: int = 0, chunk: int = 65_536, progress: bool = False) -> np.ndarray:
         """n unit vectors, float32, drawn component by component in chunks (memory: the output only)."""
         rng = np.random.default_rng(seed)
         out = np.empty((n, self.dim), dtype=np.float32)
-        for start in range(0, n, chunk):
+        for start in tqdm(range(0, n, chunk), desc="sampling", unit="chunk", disable=not progress, leave=False):
             m = min(chunk, n - start)
             comp = rng.choice(len(self.weights), size=m, p=self.weights)
             block = np.empty((m, self.dim))

@@ -93,7 +93,9 @@ def search(
     filter: Annotated[
         str | None, Query(description='Metadata to match exactly, as a JSON object: {"lang": "en"}.')
     ] = None,
-    score_threshold: Annotated[float | None, Query(ge=-1, le=1, description="Drop results with a lower cosine.")] = None,
+    score_threshold: Annotated[
+        float | None, Query(ge=-1, le=1, description="Drop results with a lower cosine.")
+    ] = None,
 ) -> SearchResponse:
     try:
         body = SearchRequest(

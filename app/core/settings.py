@@ -52,7 +52,7 @@ class Settings(BaseSettings):
     # Search index
     index_factory: str = Field(
         "auto",
-        description="FAISS factory string (Flat, HNSW32, IVF4096,Flat, ...); auto = Flat below 50,000 documents, IVF above.",
+        description="FAISS factory string (Flat, HNSW32, IVF4096,Flat, ...); auto = Flat below 20,000 docs, IVF above.",
     )
     index_recall: float = Field(
         0.95, gt=0, le=1, description="recall@10 the approximate index's nprobe / efSearch are calibrated for."
@@ -60,7 +60,9 @@ class Settings(BaseSettings):
     follow_interval: float = Field(
         1.0, gt=0, description="Seconds between checks for other processes' writes and a newly published correction."
     )
-    snapshot_interval: float = Field(60.0, gt=0, description="Seconds between index snapshots to data_dir (when changed).")
+    snapshot_interval: float = Field(
+        60.0, gt=0, description="Seconds between index snapshots to data_dir (when changed)."
+    )
 
     # Store
     redis_url: str | None = Field(

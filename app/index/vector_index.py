@@ -8,13 +8,15 @@ from collections.abc import Collection, Sequence
 
 import faiss
 import numpy as np
+from tqdm.auto import tqdm
 
-EXACT_LIMIT = 50_000  # `auto`: exact search below this many vectors (about 2 ms a query at 256 dims, one core)
+EXACT_LIMIT = 20_000  # `auto`: exact search below this many vectors (about 2 ms a query at 256 dims, one core)
 RETRAIN_GROWTH = 4.0  # `auto`: retrain an IVF index once it holds this many times what it was trained on
 DEAD_SHARE = 0.25  # rebuild an index that cannot delete in place once this share of it is tombstones
 CALIBRATION_QUERIES = 256
 RECALL_MARGIN = 0.01  # calibrate a little above the target: calibration queries are documents, not new text
 TRAIN_PER_LIST = 64
+ADD_CHUNK = 100_000
 PROBES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 EF_SEARCH = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 
@@ -89,6 +91,7 @@ class VectorIndex:
         correction_id: str | None = None,
         recall: float = 0.95,
         seed: int = 0,
+        progress: bool = False,
     ) -> VectorIndex:
         """An index sized for these vectors: trained on a sample, filled, search parameters calibrated."""
         index = cls(dim, factory, correction_id=correction_id, recall=recall)
@@ -98,7 +101,12 @@ class VectorIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if not index._index.is_trained:
             index._train(vectors, seed)
-        index.upsert(doc_ids, vectors)
+        with tqdm(
+            total=len(doc_ids), desc=f"index {index.factory}", unit="vec", disable=not progress, leave=False
+        ) as bar:
+            for start in range(0, len(doc_ids), ADD_CHUNK):
+                index.upsert(doc_ids[start : start + ADD_CHUNK], vectors[start : start + ADD_CHUNK])
+                bar.update(min(ADD_CHUNK, len(doc_ids) - start))
         index.calibrate(vectors, seed=seed)
         return index
 

@@ -161,7 +161,8 @@ class RedisStore:
         """Change-log entries newer than `after`, oldest first."""
         entries = self.client.xrange(self._changes_key(space), min=f"({after}", count=count)
         return [
-            Change(entry_id.decode(), fields[b"op"].decode(), json.loads(fields[b"ids"])) for entry_id, fields in entries
+            Change(entry_id.decode(), fields[b"op"].decode(), json.loads(fields[b"ids"]))
+            for entry_id, fields in entries
         ]
 
     @_store_call

@@ -159,34 +159,40 @@ def test_index_adds_documents_idempotently(env, tmp_path):
     assert "the store holds 2" in r.stdout
 
 
+def start_server(env: dict, base: str) -> subprocess.Popen:
+    """`python -m app serve` in a child process, once /ready answers 200."""
+    proc = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode()
+        try:
+            if httpx.get(f"{base}/ready", timeout=1).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise AssertionError("server did not become ready")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+
+
+def server_env(tmp_path, port: int, **extra) -> dict:
+    """The environment `make run` gives: no CE_ variables but the data folder and port (embedded Redis)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CE_") and k != "REDIS_URL"}
+    return {**env, "CE_DATA_DIR": str(tmp_path / "data"), "CE_PORT": str(port), **extra}
+
+
 @pytest.mark.model
 def test_serve_end_to_end_with_embedded_redis_and_restart(tmp_path):
     """`python -m app serve` as `make run` starts it: default backbone, bundled correction, embedded Redis."""
     port = free_port()
-    env = {"CE_DATA_DIR": str(tmp_path / "data"), "CE_PORT": str(port)}
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CE_") and k != "REDIS_URL"}, **env}
-    base = f"http://127.0.0.1:{port}"
-
-    def start() -> subprocess.Popen:
-        proc = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, proc.stderr.read().decode()
-            try:
-                if httpx.get(f"{base}/ready", timeout=1).status_code == 200:
-                    return proc
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        proc.kill()
-        raise AssertionError("server did not become ready")
-
-    def stop(proc: subprocess.Popen) -> None:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
-
-    proc = start()
+    env, base = server_env(tmp_path, port), f"http://127.0.0.1:{port}"
+    proc = start_server(env, base)
     try:
         info = httpx.get(f"{base}/info").json()
         assert info["correction"]["params"] == {"alpha": 0.1, "dim": 256, "eps": 0.0, "drop": 1}
@@ -195,14 +201,60 @@ def test_serve_end_to_end_with_embedded_redis_and_restart(tmp_path):
         doc = {"id": "sts", "text": "a plane is taking off ."}
         assert httpx.post(f"{base}/documents", json={"documents": [doc]}).status_code == 201
     finally:
-        stop(proc)
+        stop_server(proc)
     assert (tmp_path / "data" / "redis" / "appendonly.aof").exists()
-    proc = start()
+    assert list((tmp_path / "data" / "index").glob("*.npz"))  # the shutdown snapshot
+    proc = start_server(env, base)
     try:
         hits = httpx.get(f"{base}/search", params={"q": "an air plane is taking off ."}).json()["results"]
         assert [h["id"] for h in hits] == ["sts"]
+        assert httpx.get(f"{base}/info").json()["index"]["opened"]["from"] == "snapshot"
     finally:
-        stop(proc)
+        stop_server(proc)
+
+
+def test_kill_9_loses_no_acknowledged_document(tmp_path):
+    """A snapshot mid-way, more writes and deletes after it, then SIGKILL: the restart serves exactly what got a 2xx."""
+    port = free_port()
+    env = server_env(tmp_path, port, CE_BACKBONE="hashing", CE_SNAPSHOT_INTERVAL="2", CE_FOLLOW_INTERVAL="0.1")
+    base = f"http://127.0.0.1:{port}"
+    words = [f"{WORDS[n % 16]} {WORDS[n * 7 % 16]} number{n}" for n in range(150)]
+    proc = start_server(env, base)
+    try:
+        for start in range(0, 120, 40):
+            batch = [{"id": f"d{i}", "text": words[i], "metadata": {"i": i}} for i in range(start, start + 40)]
+            assert httpx.post(f"{base}/documents", json={"documents": batch}).status_code == 201
+        snapshots = tmp_path / "data" / "index"
+        deadline = time.monotonic() + 10
+        while not list(snapshots.glob("*.npz")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        # What follows most likely lands after that snapshot: replayed from the change log at restart.
+        later = [{"id": f"d{i}", "text": words[i], "metadata": {"i": i}} for i in range(120, 150)]
+        assert httpx.post(f"{base}/documents", json={"documents": later}).status_code == 201
+        for i in (3, 130):
+            assert httpx.delete(f"{base}/documents/d{i}").status_code == 204
+    finally:
+        proc.kill()  # SIGKILL: no shutdown, no final snapshot
+        proc.wait()
+    proc = start_server(env, base)
+    try:
+        info = httpx.get(f"{base}/info").json()["index"]
+        assert info["size"] == 148
+        for i in (0, 77, 119, 120, 149):
+            hits = httpx.get(f"{base}/search", params={"q": words[i], "k": 1}).json()["results"]
+            assert hits[0]["id"] == f"d{i}" and hits[0]["metadata"] == {"i": i}
+        for i in (3, 130):
+            assert httpx.get(f"{base}/documents/d{i}").status_code == 404
+            hits = httpx.get(f"{base}/search", params={"q": words[i], "k": 5}).json()["results"]
+            assert f"d{i}" not in [h["id"] for h in hits]
+    finally:
+        stop_server(proc)
+        import redis
+
+        from app.store.embedded import EmbeddedRedis
+
+        sock = EmbeddedRedis(tmp_path / "data" / "redis").socket_path  # orphaned by the kill: stop it too
+        redis.Redis(unix_socket_path=str(sock)).shutdown(nosave=True)
 
 
 def test_bench_reports_every_figure_against_a_real_server(tmp_path):
@@ -215,3 +267,24 @@ def test_bench_reports_every_figure_against_a_real_server(tmp_path):
         assert figures["errors"] == 0 and figures["sentences_per_s"] > 0 and figures["p99_ms"] >= figures["p50_ms"]
     assert result["a_8_clients_x_8_texts"]["requests"] == 8 and result["b_32_clients_x_1_text"]["requests"] == 64
     assert result["server_peak_rss_mb"] > 10 and result["single_text_ratio"] > 0
+
+
+def test_bench_search_prints_every_figure_against_exact_search(tmp_path):
+    env = {"CE_BACKBONE": "hashing", "CE_MODELS_DIR": str(tmp_path / "models"), "CE_DATA_DIR": str(tmp_path / "d")}
+    r = run_cli("bench-search", "--n", "25000", "--queries", "100", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    result = json.loads(lines[-1])
+    assert result["n"] == 25000 and result["dim"] == 64 and result["index"].startswith("IVF")  # auto, past 20,000
+    assert result["recall_at_10"] >= 0.9 and result["params"]["nprobe"] >= 1
+    assert 0 < result["p50_ms"] <= result["p99_ms"] and result["build_s"] >= 0
+    assert result["memory_mb"] == pytest.approx(25000 * 64 * 4 / 1e6, rel=0.2)  # IVF-Flat stores the vectors
+    exact, approximate = result["real"]
+    assert (
+        exact["index"] == "Flat" and exact["recall_at_10"] == 1.0 and exact["n"] == 15437 - 100
+    )  # the queries are held out
+    assert approximate["index"].startswith("IVF") and approximate["recall_at_10"] >= 0.9
+    r = run_cli("bench-search", "--n", "1000", "--queries", "10", env=env)  # the STS-B vectors are cached now
+    assert r.returncode == 0 and r.stdout.startswith("synthetic: n 1,000, dim 64, Flat")
+    r = run_cli("bench-search", "--n", "1000", "--dim", "8", env=env)
+    assert r.returncode == 2 and "no correction to reduce dims" in r.stderr

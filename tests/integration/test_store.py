@@ -35,7 +35,10 @@ def test_every_write_is_logged_in_commit_order(store):
     existed, second = store.delete_documents("s", ["a", "zzz"])
     assert existed == 1 and store.last_change_id("s") == second
     changes = store.changes_after("s", "0-0")
-    assert [(c.id, c.op, c.doc_ids) for c in changes] == [(first, "upsert", ["a", "b"]), (second, "delete", ["a", "zzz"])]
+    assert [(c.id, c.op, c.doc_ids) for c in changes] == [
+        (first, "upsert", ["a", "b"]),
+        (second, "delete", ["a", "zzz"]),
+    ]
     assert [c.id for c in store.changes_after("s", first)] == [second]
     assert store.changes_after("other", "0-0") == []
 

@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 
 from app.correction.artifact import l2_normalize
-from app.index import VectorIndex
-from app.index import vector_index
+from app.index import VectorIndex, vector_index
 from app.index.fields import FieldIndex, FilterError
 from app.index.vector_index import ivf_lists, resolve_factory
 
