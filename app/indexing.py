@@ -38,6 +38,12 @@ class SearchSpace:
     def correction_id(self) -> str | None:
         return self.correction.id if self.correction else None
 
+    def remove(self, doc_ids: list[str]) -> int:
+        """Take documents out of the index and the filters; returns how many the index held."""
+        for doc_id in doc_ids:
+            self.fields.remove(doc_id)
+        return self.index.remove(doc_ids)
+
 
 class SnapshotRefused(Exception):
     """A snapshot that must not be served (other store, other correction, gap in the change log, corrupt)."""
@@ -115,11 +121,6 @@ class SpaceKeeper:
         for r in records:
             space.fields.upsert(r.id, json.loads(r.metadata_json))
 
-    def remove(self, space: SearchSpace, doc_ids: list[str]) -> int:
-        for doc_id in doc_ids:
-            space.fields.remove(doc_id)
-        return space.index.remove(doc_ids)
-
     def catch_up(self, space: SearchSpace) -> int:
         """Apply the change-log entries newer than `space.applied`; it applies the stored state, so replays are safe."""
         applied = 0
@@ -128,11 +129,11 @@ class SpaceKeeper:
                 if change.id in space.local:
                     space.local.discard(change.id)
                 elif change.op == "delete":
-                    self.remove(space, change.doc_ids)
+                    space.remove(change.doc_ids)
                 else:
                     records = self.store.get_documents(self.space_id, change.doc_ids)
                     self.apply(space, [r for r in records if r is not None])
-                    self.remove(space, [d for d, r in zip(change.doc_ids, records, strict=True) if r is None])
+                    space.remove([d for d, r in zip(change.doc_ids, records, strict=True) if r is None])
                 space.applied = change.id
                 applied += 1
         return applied

@@ -7,9 +7,9 @@ import hashlib
 import json
 import logging
 import threading
-import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,13 +17,14 @@ import numpy as np
 from app.artifacts import check_compatible, load_current, publish, resolve_correction
 from app.backbones.base import Backbone, build_backbone
 from app.batching import BatchingEngine
-from app.core.errors import InvalidInput, NotFound, StoreUnavailable
+from app.core.errors import InvalidInput, NotFound
 from app.core.settings import Settings
 from app.correction.artifact import Correction, CorrectionArtifact, l2_normalize, project
 from app.datasets import DocumentInput
 from app.index.fields import FilterError
 from app.index.vector_index import VectorIndex
-from app.indexing import SpaceKeeper
+from app.indexing import SearchSpace, SpaceKeeper
+from app.live_index import LiveIndex
 from app.store.embedded import EmbeddedRedis
 from app.store.redis_store import DocumentRecord, RedisStore
 
@@ -76,13 +77,11 @@ class EmbeddingService:
         search: bool = True,
     ):
         self.settings = settings
-        self.searches = search
         self.engine = engine
         self.backbone = engine.backbone
         self.store = store
         self._embedded = embedded
-        self._write_lock = threading.RLock()
-        self._keeper = SpaceKeeper(
+        keeper = SpaceKeeper(
             store,
             self.backbone.fingerprint,
             self.backbone.dim,
@@ -92,16 +91,19 @@ class EmbeddingService:
         )
         correction = Correction(artifact) if artifact else None
         # A writer only (`python -m app index`) needs no index: the servers follow its writes.
-        self._space = self._keeper.open(correction) if search else self._keeper.empty(correction)
-        # What the snapshot on disk holds: (space, change); a space built from the store is worth one at once.
-        self._snapshotted = (self._space, self._space.applied if self._keeper.opened["from"] == "snapshot" else None)
-        self._snapshot_at = time.monotonic()
-        self._rebuild: Future | None = None
-        self._rebuild_target: str | None = None
-        self._stop = threading.Event()
-        self._follower = threading.Thread(target=self._follow, name="index-follower", daemon=True)
-        if search:
-            self._follower.start()
+        self._live = (
+            LiveIndex(
+                keeper,
+                correction,
+                published=self._published_correction,
+                follow_interval=settings.follow_interval,
+                snapshot_interval=settings.snapshot_interval,
+            )
+            if search
+            else None
+        )
+        self._writer_space = None if search else keeper.empty(correction)
+        self._writer_lock = threading.Lock()
 
     @classmethod
     def from_settings(
@@ -130,15 +132,8 @@ class EmbeddingService:
 
     def close(self) -> None:
         """Finish the queued encoding work and any rebuild, snapshot the index, then let go of the store."""
-        self._stop.set()
-        if self.searches:
-            self._follower.join()
-            if self._rebuild is not None:
-                self._rebuild.exception()  # waits; a failed rebuild was logged where it failed
-            try:
-                self.snapshot()
-            except Exception:  # the store may be gone; the next start rebuilds from it instead
-                log.exception("index snapshot at shutdown failed")
+        if self._live is not None:
+            self._live.close()
         self.engine.close()
         self.store.close()
         if self._embedded:
@@ -150,6 +145,19 @@ class EmbeddingService:
     def space_id(self) -> str:
         """Documents' raw vectors belong to one backbone; they are stored under its fingerprint."""
         return self.backbone.fingerprint
+
+    @property
+    def _space(self) -> SearchSpace:
+        return self._live.space if self._live is not None else self._writer_space
+
+    @contextmanager
+    def _writing(self) -> Iterator[SearchSpace]:
+        if self._live is not None:
+            with self._live.writing() as space:
+                yield space
+        else:
+            with self._writer_lock:
+                yield self._writer_space
 
     @property
     def correction(self) -> Correction | None:
@@ -168,74 +176,24 @@ class EmbeddingService:
         """Cache in Redis as current, then rebuild the index from raw vectors in the background and swap."""
         check_compatible(artifact, self.backbone)
         publish(self.store, artifact)
-        return self._start_rebuild(Correction(artifact), f"correction {artifact.id} published")
+        return self._live.rebuild(Correction(artifact), f"correction {artifact.id} published")
 
-    def _start_rebuild(self, correction: Correction | None, reason: str) -> Future:
-        """One rebuild at a time; searches keep the current space until the new one is complete."""
-        with self._write_lock:
-            target = correction.id if correction else None
-            if self._rebuild is not None and not self._rebuild.done():
-                return self._rebuild
-            log.info("index rebuild started: %s", reason)
-            self._rebuild_target = target
-            self._rebuild = future = Future()
-        threading.Thread(target=self._run_rebuild, args=(correction, future), name="index-rebuild", daemon=True).start()
-        return future
-
-    def _run_rebuild(self, correction: Correction | None, future: Future) -> None:
-        try:
-            space = self._keeper.build(correction)
-            with self._write_lock:
-                self._keeper.catch_up(space)  # the writes made while it was built
-                self._space = space
-            self.snapshot()
-            future.set_result(space.correction_id)
-        except BaseException as exc:
-            log.exception("index rebuild failed; the previous index keeps serving")
-            future.set_exception(exc)
-
-    def _follow(self) -> None:
-        """Apply other processes' writes, pick up a newly published correction, rebuild or snapshot when due."""
-        while not self._stop.wait(self.settings.follow_interval):
-            try:
-                self._follow_once()
-            except StoreUnavailable as exc:
-                log.warning("index follower: %s", exc)
-            except Exception:
-                log.exception("index follower step failed")
-
-    def _follow_once(self) -> None:
-        with self._write_lock:
-            self._keeper.catch_up(self._space)
-        space, rebuilding = self._space, self._rebuild is not None and not self._rebuild.done()
-        # Only `auto` follows Redis; `none` and a pinned file stay as configured.
-        current = self.store.current_artifact_id(self.space_id) if self.settings.correction == "auto" else None
-        if not rebuilding and current and current != space.correction_id:
-            artifact = load_current(self.store, self.backbone)
-            if artifact is not None and artifact.id == current:
-                self._start_rebuild(Correction(artifact), f"correction {current} is current in redis")
-                return
-        reason = space.index.rebuild_reason()
-        if not rebuilding and reason:
-            self._start_rebuild(space.correction, reason)
-        elif time.monotonic() - self._snapshot_at > self.settings.snapshot_interval:
-            self.snapshot()
-
-    def snapshot(self) -> None:
-        """Write the index to disk if it changed since the last snapshot (captured under the write lock)."""
-        with self._write_lock:
-            space = self._space
-            if self._snapshotted == (space, space.applied):
-                self._snapshot_at = time.monotonic()
-                return
-            data, state = self._keeper.capture(space)
-        self._keeper.write(data, state)
-        self._snapshotted, self._snapshot_at = (space, state["applied"]), time.monotonic()
+    def _published_correction(self, space: SearchSpace) -> Correction | None:
+        """The correction Redis marks current, if it is not the one `space` serves; only `auto` follows Redis."""
+        if self.settings.correction != "auto":
+            return None  # `none` and a pinned file stay as configured
+        current = self.store.current_artifact_id(self.space_id)
+        if not current or current == space.correction_id:
+            return None
+        artifact = load_current(self.store, self.backbone)
+        return Correction(artifact) if artifact is not None and artifact.id == current else None
 
     def wait_for_index(self, timeout: float | None = None) -> None:
         """Block until a running rebuild has swapped in (tests and the CLI use it)."""
-        if self._rebuild is not None:
-            self._rebuild.result(timeout)
+        self._live.wait(timeout)
+
+    def snapshot(self) -> None:
+        self._live.snapshot()
 
     # --- encoding ------------------------------------------------------------------------------------
 
@@ -318,19 +276,17 @@ class EmbeddingService:
             DocumentRecord(doc_id, d.text, json.dumps(d.metadata or {}), raw[i].tobytes())
             for i, (doc_id, d) in enumerate(zip(ids, docs, strict=True))
         ]
-        with self._write_lock:
+        with self._writing() as space:
             change = self.store.put_documents(self.space_id, records)
-            if self.searches:
-                space = self._space
-                self._keeper.apply(space, records)
+            if self._live is not None:
+                self._live.keeper.apply(space, records)
                 space.local.add(change)
         return ids
 
     def delete_document(self, doc_id: str) -> None:
-        with self._write_lock:
+        with self._writing() as space:
             existed, change = self.store.delete_documents(self.space_id, [doc_id])
-            space = self._space
-            present = self._keeper.remove(space, [doc_id])
+            present = space.remove([doc_id])
             space.local.add(change)
         if not existed and not present:
             raise NotFound(f"no document with id {doc_id!r}")
@@ -388,12 +344,7 @@ class EmbeddingService:
             "correction": space.correction.artifact.metadata() if space.correction else None,
             "dim": self.dim,
             "engine": self.engine.stats(),
-            "index": {
-                **space.index.describe(),
-                "applied_change": space.applied,
-                "opened": self._keeper.opened,
-                "rebuilding_for": self._rebuild_target if self._rebuild and not self._rebuild.done() else None,
-            },
+            "index": self._live.status() if self._live is not None else space.index.describe(),
             "limits": {
                 "max_texts": self.settings.max_texts,
                 "max_text_chars": self.settings.max_text_chars,

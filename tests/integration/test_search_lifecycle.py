@@ -27,8 +27,7 @@ def wait_until(condition, timeout=10.0):
 
 def crash(service: EmbeddingService) -> None:
     """Stop without the shutdown snapshot, as a kill would: only what Redis acknowledged is left."""
-    service._stop.set()
-    service._follower.join()
+    service._live.crash()
     service.engine.close()
     service.store.close()
 
@@ -147,7 +146,7 @@ def test_a_snapshot_that_does_not_match_is_rebuilt_not_served(settings, backbone
     service = EmbeddingService.from_settings(settings)
     service.add_documents(docs(40))
     service.close()  # writes the snapshot
-    snapshot = service._keeper.snapshot_path
+    snapshot = service._live.keeper.snapshot_path
     assert snapshot.exists()
 
     # Another correction is current now: the snapshot's vectors live in the old space.
