@@ -92,6 +92,11 @@ class SpaceKeeper:
                 bar.update(len(batch))
         dim = correction.dim if correction else self.raw_dim
         vectors = np.concatenate(chunks) if chunks else np.empty((0, dim), dtype=np.float32)
+        if len(set(ids)) != len(ids):  # SSCAN may return an id twice while Redis rehashes the set
+            first: dict[str, int] = {}
+            for row, doc_id in enumerate(ids):
+                first.setdefault(doc_id, row)
+            ids, vectors = list(first), vectors[list(first.values())]
         index = VectorIndex.build(
             dim, ids, vectors, factory=self.factory, correction_id=correction.id if correction else None,
             recall=self.recall,

@@ -121,6 +121,7 @@ class LiveIndex:
         """Write the index to disk if it changed since the last snapshot (captured under the lock)."""
         with self._lock:
             space = self.space
+            self.keeper.catch_up(space)  # so that `applied` covers this process's own latest writes too
             if self._snapshotted == (space, space.applied):
                 self._snapshot_at = time.monotonic()
                 return

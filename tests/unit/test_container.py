@@ -32,6 +32,9 @@ def test_compose_services_healthchecks_and_volume(compose):
     assert api["depends_on"]["redis"]["condition"] == "service_healthy"
     assert "redis-cli" in redis["healthcheck"]["test"]
     assert any("/health" in part for part in api["healthcheck"]["test"])
+    # the index snapshots live in the image's data folder, on a named volume too
+    data_dir = re.search(r"CE_DATA_DIR=(\S+)", (ROOT / "Dockerfile").read_text()).group(1)
+    assert any(v == f"{v.split(':')[0]}:{data_dir}" and v.split(":")[0] in compose["volumes"] for v in api["volumes"])
 
 
 def test_compose_env_is_what_the_app_reads(compose):
