@@ -231,13 +231,30 @@ class EmbeddingService:
         correction = self._space.correction if corrected else None
         return project(raw, correction, normalize=normalize), (correction.id if correction else None)
 
-    def embed(self, texts: Sequence[str], *, corrected: bool = True, normalize: bool = True):
-        """Vectors for texts and the id of the correction that made them (None when uncorrected)."""
-        return self._embedded_vectors(self.encode_raw(self._check_texts(texts)), corrected, normalize)
+    def truncated(self, texts: Sequence[str], what: str = "texts", *, truncate: bool = True) -> list[int]:
+        """Indices of texts over the backbone's token limit; with `truncate` false, the first is a 422."""
+        limit = getattr(self.backbone, "max_length", None)
+        count = getattr(self.backbone, "token_counts", None)
+        if not limit or count is None:
+            return []
+        # A token covers at least one byte, so a short text cannot be over; only long ones are counted.
+        long = [i for i, t in enumerate(texts) if len(t.encode()) + 4 > limit]
+        over = [(i, n) for i, n in zip(long, count([texts[i] for i in long]) if long else [], strict=True) if n > limit]
+        if over and not truncate:
+            i, n = over[0]
+            raise InvalidInput(f'{what}[{i}]: {n} tokens, at most {limit}; send "truncate": true to cut it there')
+        return [i for i, _ in over]
 
-    async def embed_async(self, texts: Sequence[str], *, corrected: bool = True, normalize: bool = True):
-        raw = await self.encode_raw_async(self._check_texts(texts))
-        return self._embedded_vectors(raw, corrected, normalize)
+    def embed(self, texts: Sequence[str], *, corrected: bool = True, normalize: bool = True, truncate: bool = True):
+        """Vectors, the id of the correction that made them (None when uncorrected), truncated indices."""
+        cut = self.truncated(self._check_texts(texts), truncate=truncate)
+        return *self._embedded_vectors(self.encode_raw(texts), corrected, normalize), cut
+
+    async def embed_async(
+        self, texts: Sequence[str], *, corrected: bool = True, normalize: bool = True, truncate: bool = True
+    ):
+        cut = self.truncated(self._check_texts(texts), truncate=truncate)
+        return *self._embedded_vectors(await self.encode_raw_async(texts), corrected, normalize), cut
 
     def _pair_texts(self, left: Sequence[str], right: Sequence[str]) -> list[str]:
         self._check_texts(left, "pairs (first texts)")  # the limit counts pairs, not texts
@@ -261,9 +278,9 @@ class EmbeddingService:
 
     # --- documents and search -------------------------------------------------------------------------
 
-    def add_documents(self, docs: Sequence[DocumentInput]) -> list[str]:
+    def add_documents(self, docs: Sequence[DocumentInput], *, truncate: bool = True) -> list[str]:
         """Encode, write to Redis in one transaction, then index; a store failure leaves nothing behind."""
-        self._check_texts([d.text for d in docs], "documents")
+        self.truncated(self._check_texts([d.text for d in docs], "documents"), "documents", truncate=truncate)
         ids = [d.id if d.id is not None else document_id(d.text) for d in docs]
         for i, doc_id in enumerate(ids):
             if not doc_id or len(doc_id) > MAX_ID_LENGTH:
@@ -348,6 +365,9 @@ class EmbeddingService:
             "limits": {
                 "max_texts": self.settings.max_texts,
                 "max_text_chars": self.settings.max_text_chars,
+                "max_tokens": getattr(self.backbone, "max_length", None),
+                "max_body_bytes": self.settings.max_body_bytes,
                 "max_k": self.settings.max_k,
+                "max_queue_texts": self.settings.max_queue_texts,
             },
         }

@@ -35,12 +35,17 @@ def _json(model: BaseModel, **dump) -> Response:
 
 @router.post("/embed", response_model=EmbedResponse)
 async def embed(body: EmbedRequest, service: ServiceDep) -> Response:
-    vectors, correction = await service.embed_async(body.texts, corrected=body.corrected, normalize=body.normalize)
-    return _json(
-        EmbedResponse(
-            model=service.backbone.name, correction=correction, dim=vectors.shape[1], embeddings=vectors.tolist()
-        )
+    vectors, correction, truncated = await service.embed_async(
+        body.texts, corrected=body.corrected, normalize=body.normalize, truncate=body.truncate
     )
+    response = EmbedResponse(
+        model=service.backbone.name,
+        correction=correction,
+        dim=vectors.shape[1],
+        embeddings=vectors.tolist(),
+        truncated=truncated,
+    )
+    return _json(response)
 
 
 @router.post("/similarity", response_model=SimilarityResponse, response_model_exclude_none=True)
@@ -61,7 +66,7 @@ async def similarity(body: SimilarityRequest, service: ServiceDep) -> Response:
 @router.post("/documents", response_model=DocumentsResponse, status_code=201)
 def add_documents(body: DocumentsRequest, service: ServiceDep) -> DocumentsResponse:
     docs = [DocumentInput(text=d.text, id=d.id, metadata=d.metadata) for d in body.documents]
-    ids = service.add_documents(docs)
+    ids = service.add_documents(docs, truncate=body.truncate)
     return DocumentsResponse(ids=ids, count=len(ids))
 
 

@@ -24,6 +24,7 @@ class EmbedRequest(Strict):
     texts: list[Text] = Field(min_length=1, description="Texts to embed.")
     corrected: StrictBool = Field(True, description="Apply the fitted correction.")
     normalize: StrictBool = Field(True, description="L2-normalize the returned vectors.")
+    truncate: StrictBool = Field(True, description="Cut texts over the token limit (reported); false: 422.")
 
 
 class EmbedResponse(BaseModel):
@@ -31,6 +32,7 @@ class EmbedResponse(BaseModel):
     correction: str | None = Field(description="Id of the correction artifact the vectors live in.")
     dim: int
     embeddings: list[list[float]]
+    truncated: list[int] = Field(description="Indices of the texts cut at the token limit.")
 
 
 class SimilarityRequest(Strict):
@@ -64,6 +66,7 @@ class DocumentIn(Strict):
 
 class DocumentsRequest(Strict):
     documents: list[DocumentIn] = Field(min_length=1)
+    truncate: StrictBool = Field(True, description="Index texts over the token limit by their start; false: 422.")
 
 
 class DocumentsResponse(BaseModel):

@@ -16,11 +16,12 @@ _WORD = re.compile(r"\w+")
 class HashingBackbone:
     """Each word maps to a fixed random vector; a text is the mean of its words' vectors plus a bias."""
 
-    def __init__(self, dim: int = 64, pooling: str = "mean"):
+    def __init__(self, dim: int = 64, pooling: str = "mean", max_length: int = 256):
         self.name = "hashing"
         self.dim = dim
         self.pooling = pooling
-        self.fingerprint = make_fingerprint(model="hashing", dim=dim, pooling=pooling)
+        self.max_length = max_length  # words + 2, like a tokenizer's [CLS] ... [SEP]
+        self.fingerprint = make_fingerprint(model="hashing", dim=dim, pooling=pooling, max_length=max_length)
         # A shared offset makes the raw space anisotropic, like a real encoder's.
         self._bias = self._word_vector("<bias>") * 3.0
 
@@ -28,14 +29,17 @@ class HashingBackbone:
         seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
         return np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
 
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        return [len(_WORD.findall(text)) + 2 for text in texts]
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
-            words = _WORD.findall(text.lower()) or [text]
+            words = _WORD.findall(text.lower())[: self.max_length - 2] or [text]
             out[i] = np.mean([self._word_vector(w) for w in words], axis=0) + self._bias
         return out
 
 
 @register("hashing")
 def _from_settings(settings) -> HashingBackbone:
-    return HashingBackbone(pooling=settings.pooling)
+    return HashingBackbone(pooling=settings.pooling, max_length=settings.max_length)

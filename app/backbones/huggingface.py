@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import os
 import threading
@@ -102,10 +103,19 @@ class HuggingFaceBackbone:
         self._needs_all_layers = pooling in ("first_last_avg", "embedding_avg")
         self._packed = PackedBert(self.model) if packed and supports_packed(self.model) else None
         self._lock = threading.Lock()
+        self._count_lock = threading.Lock()
+        self._counter = None
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
-        """Tokens per text before truncation (special tokens included)."""
-        return [len(ids) for ids in self.tokenizer(list(texts), add_special_tokens=True)["input_ids"]]
+        """Tokens per text before truncation (special tokens included); callable from any thread.
+
+        A fast tokenizer keeps its truncation settings as state, so request threads count with a copy
+        of their own rather than touching the one the encoder thread is using.
+        """
+        with self._count_lock:
+            if self._counter is None:
+                self._counter = copy.deepcopy(self.tokenizer)
+            return [len(ids) for ids in self._counter(list(texts), add_special_tokens=True)["input_ids"]]
 
     @torch.inference_mode()
     def _encode_batch(self, features: dict[str, list[list[int]]], rows: list[int]) -> np.ndarray:

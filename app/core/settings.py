@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,10 +74,15 @@ class Settings(BaseSettings):
     key_prefix: str = Field("ce", description="Prefix of every Redis key the service writes.")
 
     # HTTP
+    api_keys: list[SecretStr] = Field(
+        [],
+        description="Bearer tokens accepted on every route but /health (JSON list); empty = no authentication.",
+    )
     host: str = Field("127.0.0.1", description="Address uvicorn binds.")
     port: int = Field(8000, ge=1, le=65535, description="Port uvicorn binds.")
     max_texts: int = Field(256, ge=1, description="Texts (or pairs, or documents) per request.")
     max_text_chars: int = Field(20_000, ge=1, description="Characters per text.")
+    max_body_bytes: int = Field(8_000_000, ge=1024, description="Request body size; larger bodies get 413.")
     max_k: int = Field(100, ge=1, description="Largest k accepted by /search.")
     max_queue_texts: int = Field(
         2048, ge=1, description="Texts waiting to be encoded before new requests get 429 with Retry-After."

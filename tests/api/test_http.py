@@ -170,7 +170,10 @@ def test_health_ready_info(client):
     assert info["backbone"]["name"] == "hashing" and info["dim"] == 8
     assert info["correction"]["method"] == "whitening" and info["correction"]["params"]["alpha"] == 0.5
     assert info["correction"]["corpus"]["size"] == 150 and info["index"]["correction"] == info["correction"]["id"]
-    assert info["limits"] == {"max_texts": 8, "max_text_chars": 200, "max_k": 20}
+    assert info["limits"] == {
+        "max_texts": 8, "max_text_chars": 200, "max_tokens": 256, "max_body_bytes": 8_000_000, "max_k": 20,
+        "max_queue_texts": 2048,
+    }  # fmt: skip
 
 
 def test_documents_survive_a_restart_and_correction_is_cached(hashing_settings, store):

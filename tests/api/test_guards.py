@@ -1,0 +1,121 @@
+"""What is refused before any work is done: missing API keys, oversized bodies, texts over the token limit."""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from app.main import create_app
+from tests.conftest import serve_app
+
+KEYS = ["first-key-0123456789", "second-key-abcdef"]
+
+
+@pytest.fixture
+def guarded(hashing_settings):
+    settings = hashing_settings.model_copy(
+        update={"api_keys": [SecretStr(k) for k in KEYS], "max_body_bytes": 4096, "max_length": 12}
+    )
+    with serve_app(create_app(settings)) as client:
+        yield client
+
+
+def auth(key: str) -> dict:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/embed", {"texts": ["a cat"]}),
+        ("POST", "/similarity", {"pairs": [["a", "b"]]}),
+        ("GET", "/search?q=cat", None),
+        ("POST", "/search", {"q": "cat"}),
+        ("POST", "/documents", {"documents": [{"text": "a cat"}]}),
+        ("GET", "/documents/x", None),
+        ("DELETE", "/documents/x", None),
+        ("GET", "/info", None),
+        ("GET", "/ready", None),
+        ("GET", "/openapi.json", None),
+        ("GET", "/no-such-route", None),
+    ],
+)
+def test_every_route_but_health_needs_a_key(guarded, method, path, body):
+    for headers in ({}, auth("wrong"), {"Authorization": KEYS[0]}, {"Authorization": f"Basic {KEYS[0]}"}):
+        r = guarded.request(method, path, json=body, headers=headers)
+        assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+        assert r.json()["error"]["type"] == "unauthorized"
+    assert guarded.request(method, path, json=body, headers=auth(KEYS[1])).status_code != 401
+
+
+def test_health_is_open_and_each_key_works(guarded):
+    assert guarded.get("/health").status_code == 200
+    for key in KEYS:
+        assert guarded.post("/embed", json={"texts": ["a cat"]}, headers=auth(key)).status_code == 200
+
+
+def test_keys_never_reach_the_logs_or_info(guarded, caplog):
+    with caplog.at_level(logging.DEBUG):
+        guarded.post("/embed", json={"texts": ["a cat"]}, headers=auth(KEYS[0]))
+        guarded.post("/embed", json={"texts": ["a cat"]}, headers=auth("not-a-key-but-secret"))
+        info = guarded.get("/info", headers=auth(KEYS[0])).text
+    for secret in [*KEYS, "not-a-key-but-secret"]:
+        assert secret not in caplog.text and secret not in info
+    assert KEYS[0] not in repr(guarded)  # settings print as SecretStr('**********')
+
+
+def test_bodies_over_the_limit_get_413_declared_or_chunked(guarded):
+    big = {"texts": ["word " * 1000]}
+    r = guarded.post("/embed", json=big, headers=auth(KEYS[0]))
+    assert r.status_code == 413 and r.json()["error"]["type"] == "too_large"
+
+    def chunks():
+        yield b'{"texts": ["'
+        for _ in range(100):
+            yield b"word " * 20
+        yield b'"]}'
+
+    r = guarded.post("/embed", content=chunks(), headers={**auth(KEYS[0]), "content-type": "application/json"})
+    assert r.status_code == 413
+    headers = {**auth(KEYS[0]), "content-type": "application/json"}
+    small = guarded.post("/embed", content=iter([b'{"texts": ', b'["a cat"]}']), headers=headers)
+    assert small.status_code == 200  # a chunked body under the limit reaches the route intact
+
+
+def test_texts_over_the_token_limit_are_cut_and_reported_or_refused(guarded):
+    long_text = " ".join(["river"] * 30)  # 32 tokens with the two specials; the limit is 12
+    body = {"texts": ["a short one", long_text]}
+    r = guarded.post("/embed", json=body, headers=auth(KEYS[0]))
+    assert r.status_code == 200 and r.json()["truncated"] == [1]
+    cut = guarded.post("/embed", json={"texts": [" ".join(["river"] * 10)]}, headers=auth(KEYS[0])).json()
+    assert r.json()["embeddings"][1] == pytest.approx(cut["embeddings"][0], abs=1e-6)  # same as its first 10 words
+    r = guarded.post("/embed", json={**body, "truncate": False}, headers=auth(KEYS[0]))
+    assert r.status_code == 422 and r.json()["error"]["message"].startswith("texts[1]: 32 tokens, at most 12")
+    docs = {"documents": [{"text": long_text}], "truncate": False}
+    assert guarded.post("/documents", json=docs, headers=auth(KEYS[0])).status_code == 422
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"q": "cat", "score_threshold": NaN}',
+        b'{"q": "cat", "score_threshold": Infinity}',
+        b'{"q": "cat", "k": 1e400}',
+    ],
+)
+def test_non_finite_numbers_are_422(client, content):
+    r = client.post("/search", content=content, headers={"content-type": "application/json"})
+    assert r.status_code == 422 and "error" in r.json()
+
+
+def test_a_malformed_content_length_is_a_4xx(client):
+    """httpx will not send one, so this goes over a plain socket."""
+    url = httpx.URL(str(client.base_url))
+    with socket.create_connection((url.host, url.port), timeout=10) as sock:
+        sock.sendall(b'POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{"texts": ["a"]}')
+        status = sock.recv(4096).split(b"\r\n", 1)[0]
+    assert status.startswith(b"HTTP/1.1 4"), status
