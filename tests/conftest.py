@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -89,3 +94,39 @@ def serve_app(app, timeout: float = 30.0) -> Iterator[httpx.Client]:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+def server_log(proc: subprocess.Popen) -> str:
+    """What the server wrote to stderr so far (a file, so that a chatty server never blocks on a pipe)."""
+    proc.log.seek(0)
+    return proc.log.read().decode(errors="replace")
+
+
+def start_server(env: dict, base: str) -> subprocess.Popen:
+    """`python -m app serve` in a child process, once /ready answers 200."""
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; read by server_log()
+    proc = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=log)  # fmt: skip
+    proc.log = log
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, server_log(proc)
+        try:
+            if httpx.get(f"{base}/ready", timeout=1).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise AssertionError("server did not become ready")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+
+
+def server_env(tmp_path, port: int, **extra) -> dict:
+    """The environment `make run` gives: no CE_ variables but the data folder and port (embedded Redis)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CE_") and k != "REDIS_URL"}
+    return {**env, "CE_DATA_DIR": str(tmp_path / "data"), "CE_PORT": str(port), **extra}

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    WithJsonSchema,
+    model_validator,
+)
 
 
 def _not_blank(value: str) -> str:
@@ -13,7 +22,8 @@ def _not_blank(value: str) -> str:
     return value
 
 
-Text = Annotated[StrictStr, AfterValidator(_not_blank)]
+# The pattern only documents the rule for clients and fuzzers; the validator gives the readable error.
+Text = Annotated[StrictStr, AfterValidator(_not_blank), WithJsonSchema({"type": "string", "pattern": r"\S"})]
 
 
 class Strict(BaseModel):

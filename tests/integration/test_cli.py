@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 
 from app.artifacts import read_artifact_file
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT, free_port, server_env, start_server, stop_server
 
 WORDS = "cat dog bird plane river city park night joy rain sun tree house road car boat".split()
 
@@ -157,34 +156,6 @@ def test_index_adds_documents_idempotently(env, tmp_path):
         r = run_cli("index", "--corpus", str(docs), env=env)
         assert r.returncode == 0, r.stderr
     assert "the store holds 2" in r.stdout
-
-
-def start_server(env: dict, base: str) -> subprocess.Popen:
-    """`python -m app serve` in a child process, once /ready answers 200."""
-    proc = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stderr.read().decode()
-        try:
-            if httpx.get(f"{base}/ready", timeout=1).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    raise AssertionError("server did not become ready")
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=30)
-
-
-def server_env(tmp_path, port: int, **extra) -> dict:
-    """The environment `make run` gives: no CE_ variables but the data folder and port (embedded Redis)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CE_") and k != "REDIS_URL"}
-    return {**env, "CE_DATA_DIR": str(tmp_path / "data"), "CE_PORT": str(port), **extra}
 
 
 @pytest.mark.model

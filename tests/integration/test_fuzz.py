@@ -1,0 +1,29 @@
+"""Schemathesis against a real server process: no input the OpenAPI schema allows, or breaks, is a 5xx."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import free_port, server_env, server_log, start_server, stop_server
+
+ST = Path(sys.executable).with_name("st")  # installed with the dev extras, next to this Python
+
+
+def test_no_generated_request_gets_a_server_error(tmp_path):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = start_server(server_env(tmp_path, port, CE_BACKBONE="hashing", CE_MAX_TEXTS="16"), base)
+    try:
+        run = subprocess.run(
+            [str(ST), "run", f"{base}/openapi.json", "--checks", "not_a_server_error",
+             "--max-examples", "40", "--seed", "7", "--workers", "1"],
+            capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        )  # fmt: skip
+    finally:
+        stop_server(proc)
+    summary = run.stdout[-3000:]
+    assert run.returncode == 0, summary
+    assert " passed" in summary and "failed" not in summary.split("Test cases:")[-1].split("\n")[1]
+    assert "unhandled error" not in server_log(proc)
