@@ -95,7 +95,11 @@ def resolve_correction(
         if store.current_artifact_id(backbone.fingerprint) != artifact.id:
             publish(store, artifact)
         return artifact
-    artifact = load_current(store, backbone)
+    try:
+        artifact = load_current(store, backbone)
+    except ArtifactError as exc:
+        log.error("refusing the current artifact in redis: %s", exc)
+        artifact = newest_valid_version(store, backbone)
     if artifact is not None:
         return artifact
     artifact = find_bundled(models_dir, backbone)
@@ -105,3 +109,17 @@ def resolve_correction(
     else:
         log.warning("no correction artifact for backbone %s; serving raw vectors", backbone.fingerprint)
     return artifact
+
+
+def newest_valid_version(store: RedisStore, backbone: Backbone) -> CorrectionArtifact | None:
+    """The newest version in Redis that loads and fits this backbone: what served before a bad publish."""
+    for artifact_id in reversed(store.artifact_versions(backbone.fingerprint)):
+        data = store.get_artifact(backbone.fingerprint, artifact_id)
+        try:
+            artifact = CorrectionArtifact.from_bytes(data or b"")
+            check_compatible(artifact, backbone)
+        except (ArtifactFormatError, ArtifactError):
+            continue
+        log.warning("serving %s, the newest valid version in redis", artifact.id)
+        return artifact
+    return None

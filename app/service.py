@@ -17,7 +17,7 @@ import numpy as np
 from app.artifacts import check_compatible, load_current, publish, resolve_correction
 from app.backbones.base import Backbone, build_backbone
 from app.batching import BatchingEngine
-from app.core.errors import InvalidInput, NotFound
+from app.core.errors import ArtifactError, InvalidInput, NotFound
 from app.core.settings import Settings
 from app.correction.artifact import Correction, CorrectionArtifact, l2_normalize, project
 from app.datasets import DocumentInput
@@ -81,6 +81,7 @@ class EmbeddingService:
         self.backbone = engine.backbone
         self.store = store
         self._embedded = embedded
+        self._refused: str | None = None  # a published artifact id that failed to load
         keeper = SpaceKeeper(
             store,
             self.backbone.fingerprint,
@@ -183,9 +184,14 @@ class EmbeddingService:
         if self.settings.correction != "auto":
             return None  # `none` and a pinned file stay as configured
         current = self.store.current_artifact_id(self.space_id)
-        if not current or current == space.correction_id:
+        if not current or current in (space.correction_id, self._refused):
             return None
-        artifact = load_current(self.store, self.backbone)
+        try:
+            artifact = load_current(self.store, self.backbone)
+        except ArtifactError as exc:
+            log.error("refusing the published artifact; %s keeps serving: %s", space.correction_id, exc)
+            self._refused = current  # said once, not at every follow
+            return None
         return Correction(artifact) if artifact is not None and artifact.id == current else None
 
     def wait_for_index(self, timeout: float | None = None) -> None:

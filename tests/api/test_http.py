@@ -207,6 +207,7 @@ def test_redis_down_gives_503_for_writes_and_recovers_when_back(hashing_settings
         assert c.post("/similarity", json={"pairs": [["a", "b"]]}).status_code == 200
         ready = c.get("/ready")
         assert ready.status_code == 503 and ready.json()["checks"]["store"] is False
+        assert ready.json()["status"] == "degraded"
         server = EmbeddedRedis(tmp_path / "own-redis")
         server.start()
         assert c.get("/ready").status_code == 200

@@ -191,3 +191,32 @@ def test_auto_moves_to_an_approximate_index_when_it_grows(settings, monkeypatch)
         assert service.search(docs(1, start=250)[0].text, k=1)[0][0].id == "d250"
     finally:
         service.close()
+
+
+def test_a_corrupt_or_foreign_artifact_is_refused_and_the_last_good_one_keeps_serving(settings, backbone, store):
+    from app.artifacts import publish
+    from app.backbones.hashing import HashingBackbone
+
+    good = fitted(backbone, 0.5, 8)
+    publish(store, good)
+    service = EmbeddingService.from_settings(settings)
+    try:
+        service.add_documents(docs(10))
+        assert service.correction.id == good.id
+        blob = bytearray(fitted(backbone, 0.2, 6).to_bytes())
+        blob[len(blob) // 2] ^= 0xFF  # one flipped byte: the checksum no longer matches
+        store.put_artifact(backbone.fingerprint, "whitening-corrupt", bytes(blob), make_current=True)
+        foreign = fit_artifact(HashingBackbone(dim=64, pooling="cls"), CORPUS, "center", {}, progress=False)
+        time.sleep(0.3)  # a few follow rounds
+        assert service.correction.id == good.id and len(service.index) == 10
+        store.put_artifact(backbone.fingerprint, foreign.id, foreign.to_bytes(), make_current=True)
+        time.sleep(0.3)
+        assert service.correction.id == good.id and service.search("the cat", k=3)[1] == good.id
+    finally:
+        service.close()
+    # At start-up the bad current one is refused too, and the newest valid version serves.
+    again = EmbeddingService.from_settings(settings)
+    try:
+        assert again.correction.id == good.id and len(again.index) == 10
+    finally:
+        again.close()
