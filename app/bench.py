@@ -116,12 +116,21 @@ def running_service(env: dict[str, str] | None = None, timeout: float = 180.0):
                 proc.kill()
 
 
-def peak_rss_mb(pid: int) -> float:
-    """The process's high-water resident set (VmHWM), in MB."""
+def _status_mb(pid: int, field: str) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The process's high-water resident set (VmHWM), in MB."""
+    return _status_mb(pid, "VmHWM")
+
+
+def rss_mb(pid: int) -> float:
+    """The process's resident set now (VmRSS), in MB."""
+    return _status_mb(pid, "VmRSS")
 
 
 def http_load(url: str, texts: list[str], *, clients: int, per_request: int, name: str) -> LoadResult:
@@ -133,7 +142,7 @@ def http_load(url: str, texts: list[str], *, clients: int, per_request: int, nam
     position = [0]
 
     def worker() -> None:
-        client = _Connection(url)
+        client = Connection(url)
         while True:
             with lock:
                 if position[0] >= len(chunks):
@@ -160,7 +169,7 @@ def http_load(url: str, texts: list[str], *, clients: int, per_request: int, nam
 def single_client_latency(url: str, repeats: int = 100) -> list[float]:
     """One client, one short text per request, one request at a time."""
     times = []
-    client = _Connection(url)
+    client = Connection(url)
     for i in range(repeats + 5):
         start = time.perf_counter()
         if client.post_json("/embed", {"texts": [SHORT_TEXT]}) != 200:
@@ -171,7 +180,7 @@ def single_client_latency(url: str, repeats: int = 100) -> list[float]:
     return times
 
 
-class _Connection:
+class Connection:
     """A keep-alive HTTP/1.1 connection from the standard library: a load generator should cost the
     machine as little as possible, and httpx costs several times more CPU per request."""
 
@@ -180,9 +189,15 @@ class _Connection:
         self._conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=60)
 
     def post_json(self, path: str, body: dict) -> int:
-        """POST and read the whole response; the status, or 0 on a connection error."""
+        return self.request("POST", path, body)
+
+    def request(self, method: str, path: str, body: dict | None = None) -> int:
+        """Send and read the whole response; the status, or 0 on a connection error."""
         try:
-            self._conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+            if body is None:
+                self._conn.request(method, path)
+            else:
+                self._conn.request(method, path, json.dumps(body), {"Content-Type": "application/json"})
             response = self._conn.getresponse()
             response.read()
             return response.status

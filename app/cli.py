@@ -420,6 +420,43 @@ def bench(
     typer.echo(json.dumps(result))
 
 
+@cli.command()
+@_guarded
+def load(
+    seconds: Annotated[float, typer.Option(min=1, help="How long the clients keep sending.")] = 60,
+    clients: Annotated[int, typer.Option(min=1, help="Concurrent clients, each on a keep-alive connection.")] = 32,
+    url: Annotated[
+        str | None, typer.Option(help="A running service to load (RSS is then not sampled); default: start one.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object as the last line.")] = False,
+) -> None:
+    """Mixed load (embed, similarity, search, document writes and deletes): errors, p50/p99, RSS over time."""
+    from contextlib import nullcontext
+
+    from app.bench import running_service
+    from app.datasets import read_corpus
+    from app.load_test import run_load
+
+    texts = read_corpus(ROOT / STS / "sts-dev.csv")
+    with nullcontext((url, None)) if url else running_service() as (target, pid):
+        typer.echo(f"{clients} clients for {seconds:g} s against {target} ...", err=True)
+        result = run_load(target, pid, texts, seconds=seconds, clients=clients)
+    if not as_json:
+        typer.echo(
+            f"{result['requests']} requests in {result['seconds']} s: {result['errors']} errors, "
+            f"{result['shed_429']} shed with 429"
+        )
+        for op, figures in result["per_op"].items():
+            typer.echo(
+                f"  {op:<10} {figures['requests']:>6} requests, p50 {figures['p50_ms']} ms, "
+                f"p99 {figures['p99_ms']} ms, errors {figures['errors']}, 429 {figures['shed_429']}"
+            )
+        if "rss_growth_second_half" in result:
+            series = ", ".join(f"{t:g}s {mb:.0f}" for t, mb in result["rss_mb"][::5])
+            typer.echo(f"  server RSS MB: {series}; second half growth {result['rss_growth_second_half']:+.1%}")
+    typer.echo(json.dumps(result))
+
+
 @cli.command("bench-search")
 @_guarded
 def bench_search(
