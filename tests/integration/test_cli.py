@@ -41,7 +41,7 @@ def corpus(tmp_path):
 
 def test_help_lists_every_command():
     out = run_cli("--help", env={}).stdout
-    for command in ("serve", "fit", "index", "eval", "isotropy", "report"):
+    for command in ("serve", "fit", "index", "eval", "isotropy", "report", "bench", "bench-search", "load"):
         assert command in out
     assert "--fit-corpus" in run_cli("eval", "--help", env={}).stdout
 
