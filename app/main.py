@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app import __version__
 from app.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware
+from app.api.openai_compat import router as openai_router
 from app.api.routes import router
 from app.core.errors import install_error_handlers
 from app.core.settings import Settings, get_settings
@@ -49,6 +50,7 @@ def create_app(settings: Settings | None = None, service: EmbeddingService | Non
     )
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(openai_router)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(ApiKeyMiddleware, keys=[k.get_secret_value() for k in settings.api_keys])  # runs first
     return app

@@ -233,9 +233,15 @@ class EmbeddingService:
         vectors = await asyncio.wrap_future(self.engine.submit(unique)) if unique else self.engine.encode([])
         return vectors if rows is None else vectors[rows]
 
-    def _embedded_vectors(self, raw: np.ndarray, corrected: bool, normalize: bool):
+    def _embedded_vectors(self, raw: np.ndarray, corrected: bool, normalize: bool, dims: int | None = None):
+        """Vectors in the served space; `dims` keeps the first ones (whitening's axes come by variance)."""
         correction = self._space.correction if corrected else None
-        return project(raw, correction, normalize=normalize), (correction.id if correction else None)
+        vectors = project(raw, correction, normalize=normalize and dims is None)
+        if dims is not None:
+            if not 1 <= dims <= vectors.shape[1]:
+                raise InvalidInput(f"dimensions must be within [1, {vectors.shape[1]}], got {dims}")
+            vectors = l2_normalize(vectors[:, :dims]) if normalize else vectors[:, :dims]
+        return vectors, (correction.id if correction else None)
 
     def truncated(self, texts: Sequence[str], what: str = "texts", *, truncate: bool = True) -> list[int]:
         """Indices of texts over the backbone's token limit; with `truncate` false, the first is a 422."""
@@ -257,10 +263,24 @@ class EmbeddingService:
         return *self._embedded_vectors(self.encode_raw(texts), corrected, normalize), cut
 
     async def embed_async(
-        self, texts: Sequence[str], *, corrected: bool = True, normalize: bool = True, truncate: bool = True
+        self,
+        texts: Sequence[str],
+        *,
+        corrected: bool = True,
+        normalize: bool = True,
+        truncate: bool = True,
+        dims: int | None = None,
     ):
         cut = self.truncated(self._check_texts(texts), truncate=truncate)
-        return *self._embedded_vectors(await self.encode_raw_async(texts), corrected, normalize), cut
+        return *self._embedded_vectors(await self.encode_raw_async(texts), corrected, normalize, dims), cut
+
+    def token_count(self, texts: Sequence[str]) -> int:
+        """Tokens the backbone sees for these texts (after truncation), for usage reports."""
+        count = getattr(self.backbone, "token_counts", None)
+        if count is None:
+            return sum(len(t.split()) for t in texts)
+        limit = getattr(self.backbone, "max_length", None) or 10**9
+        return sum(min(n, limit) for n in count(texts))
 
     def _pair_texts(self, left: Sequence[str], right: Sequence[str]) -> list[str]:
         self._check_texts(left, "pairs (first texts)")  # the limit counts pairs, not texts
