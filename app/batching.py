@@ -42,6 +42,7 @@ class BatchingEngine:
     ):
         self.max_queue_texts = max_queue_texts
         self.round_texts = round_texts
+        self.on_round: Callable[[int, float], None] | None = None  # (texts, seconds) after each round: metrics
         self._jobs: deque[_Job] = deque()
         self._queued_texts = 0
         self._cond = threading.Condition()
@@ -138,6 +139,8 @@ class BatchingEngine:
                 self._texts_done += len(texts)
                 self._busy_seconds += elapsed
                 self._seconds_per_text = 0.8 * self._seconds_per_text + 0.2 * elapsed / len(texts)
+                if self.on_round is not None:
+                    self.on_round(len(texts), elapsed)
                 offset = 0
                 for job in jobs:
                     job.future.set_result(vectors[offset : offset + len(job.texts)])

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ValidationError
 
 from app.api.deps import ServiceDep
@@ -136,6 +137,12 @@ def ready(service: ServiceDep):
     # Without Redis the loaded correction still serves /embed and /similarity: degraded, not down.
     body = {"ready": ok, "status": "ok" if ok else "degraded", "checks": checks}
     return JSONResponse(body, status_code=200 if ok else 503)
+
+
+@router.get("/metrics", include_in_schema=False)
+def metrics(request: Request) -> Response:
+    """Prometheus text format: requests, latency, encoder rounds, queue depth, the served ids."""
+    return Response(generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
 @router.get("/info")

@@ -92,6 +92,6 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(error_body("http_error", str(exc.detail)), status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error", exc_info=exc)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error (request %s)", getattr(request.state, "request_id", "?"), exc_info=exc)
         return JSONResponse(error_body("internal_error", "internal server error"), status_code=500)
