@@ -10,7 +10,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core.errors import error_body
 
-OPEN_PATHS = frozenset({"/health"})  # liveness probes carry no credentials
+# Liveness probes carry no credentials; the page is static (its calls send the key the user types).
+OPEN_PATHS = frozenset({"/health", "/"})
 
 
 class ApiKeyMiddleware:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ValidationError
 
@@ -123,6 +124,15 @@ def _first_error(exc: Exception) -> str:
         err = exc.errors()[0]
         return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
     return f"filter is not JSON ({exc})"
+
+
+PAGE = Path(__file__).resolve().parents[1] / "static" / "index.html"
+
+
+@router.get("/", include_in_schema=False)
+def page() -> FileResponse:
+    """A page to try the service: search with corrected and raw scores, the correction and its isotropy."""
+    return FileResponse(PAGE, media_type="text/html")
 
 
 @router.get("/health")

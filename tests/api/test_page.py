@@ -1,0 +1,78 @@
+"""The page at / in a real headless Chromium (Debian's), driven by Playwright, against the served app."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from tests.conftest import ROOT
+
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def chromium_executable() -> str:
+    """Debian's chromium; installed here if this machine lacks it and may install packages (as in CI)."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found and os.geteuid() == 0 and shutil.which("apt-get"):
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "chromium"], env=env, check=False,
+                       capture_output=True, timeout=900)  # fmt: skip
+        found = shutil.which("chromium")
+    if not found:
+        raise RuntimeError("the page test needs Chromium: `apt-get install chromium` (make test does it as root)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_executable(), headless=True)
+        yield b
+        b.close()
+
+
+def test_search_shows_corrected_and_raw_scores_and_the_correction(client, browser):
+    docs = [
+        {"id": "park", "text": "the cat sleeps in the park"},
+        {"id": "city", "text": "the plane flies over the city"},
+        {"id": "river", "text": "the river sings quietly"},
+    ]
+    assert client.post("/documents", json={"documents": docs}).status_code == 201
+    info = client.get("/info").json()
+    page = browser.new_page()
+    page.goto(str(client.base_url))
+    expect(page.locator("#model")).to_contain_text(f"correction whitening {info['correction']['id']}")
+    expect(page.locator("#model")).to_contain_text("3 documents in Flat")
+    expect(page.locator("#isotropy")).to_contain_text("IsoScore")
+    page.fill("#query", "a cat sleeping in a park")
+    page.click("#search-button")
+    rows = page.locator("#results tbody tr")
+    expect(rows).to_have_count(3)
+    first = rows.nth(0).locator("td")
+    expect(first.nth(1)).to_have_text("the cat sleeps in the park")
+    corrected, raw = float(first.nth(2).inner_text()), float(first.nth(3).inner_text())
+    api = client.post(
+        "/similarity", json={"source": "a cat sleeping in a park", "targets": [docs[0]["text"]], "compare_raw": True}
+    ).json()
+    assert corrected == pytest.approx(api["scores"][0], abs=1e-3) and raw == pytest.approx(
+        api["raw_scores"][0], abs=1e-3
+    )
+    expect(page.locator("#status")).to_contain_text("3 results")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "page.png"), full_page=True)
+    assert (ARTIFACTS / "page.png").stat().st_size > 10_000
+    page.close()
+
+
+def test_errors_are_shown_not_swallowed(client, browser):
+    page = browser.new_page()
+    page.goto(str(client.base_url))
+    page.fill("#query", "x" * 300)  # over this app's 200-character limit
+    page.click("#search-button")
+    expect(page.locator("#status")).to_have_class("error")
+    expect(page.locator("#status")).to_contain_text("at most 200")
+    page.close()
