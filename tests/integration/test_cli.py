@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -185,7 +186,21 @@ def test_serve_end_to_end_with_embedded_redis_and_restart(tmp_path):
         stop_server(proc)
 
 
-def test_kill_9_during_bulk_ingestion_loses_no_acknowledged_document(tmp_path):
+@pytest.fixture
+def embedded_redis_cleanup(tmp_path):
+    """A SIGKILLed server leaves its embedded redis-server running: stop it, whatever the test did."""
+    yield
+    import redis
+
+    from app.store.embedded import EmbeddedRedis
+
+    sock = EmbeddedRedis(tmp_path / "data" / "redis").socket_path
+    if sock.exists():
+        with contextlib.suppress(redis.RedisError):  # it answers a shutdown by closing the connection
+            redis.Redis(unix_socket_path=str(sock)).shutdown(nosave=True)
+
+
+def test_kill_9_during_bulk_ingestion_loses_no_acknowledged_document(tmp_path, embedded_redis_cleanup):
     """A snapshot, writes and deletes after it, then SIGKILL while a client is still ingesting.
 
     After the restart every document that got a 2xx is there and searchable, deleted ones are not,
@@ -247,17 +262,15 @@ def test_kill_9_during_bulk_ingestion_loses_no_acknowledged_document(tmp_path):
             assert hits[0]["id"] == f"d{i}" and hits[0]["metadata"] == {"i": i}
         for i in (3, 110):
             assert httpx.get(f"{base}/documents/d{i}").status_code == 404
-    finally:
-        stop_server(proc)
         import redis
 
         from app.store.embedded import EmbeddedRedis
 
-        sock = EmbeddedRedis(tmp_path / "data" / "redis").socket_path  # orphaned by the kill: stop it too
-        client = redis.Redis(unix_socket_path=str(sock))
-        stored = client.scard(next(iter(client.scan_iter("ce:docs:*"))))
-        client.shutdown(nosave=True)
-    assert stored == size  # one stored document per id: nothing duplicated, index and store agree
+        store = redis.Redis(unix_socket_path=str(EmbeddedRedis(tmp_path / "data" / "redis").socket_path))
+        (ids_key,) = store.keys("ce:docs:*")
+        assert store.scard(ids_key) == size  # one stored document per id: nothing duplicated, index == store
+    finally:
+        stop_server(proc)
 
 
 def test_bench_reports_every_figure_against_a_real_server(tmp_path):
