@@ -7,7 +7,7 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, get_args
+from typing import Annotated, Literal, get_args
 
 import typer
 
@@ -37,6 +37,26 @@ TuneOpt = Annotated[
     typer.Option(help="auto: labelled pairs to choose on (repeatable); default CE_TUNE_PAIRS, STS-B train+dev."),
 ]
 NoTuneOpt = Annotated[bool, typer.Option(help="auto: skip tuning, use the documented default correction.")]
+Engine = Literal["local", "ray"]
+EngineOpt = Annotated[Engine, typer.Option(help="local (this process), or ray (actors; pip install .[ray]).")]
+AddressOpt = Annotated[
+    str | None, typer.Option(help="ray: the cluster to join (ray://... or auto); default: start a local Ray.")
+]
+WorkersOpt = Annotated[int, typer.Option(min=1, help="ray: encoding actors, one backbone each.")]
+
+
+def _fit(settings, backbone, sentences, method, params, source, tuning, engine, address, workers):
+    """The same fit, with the corpus encoded here or by Ray actors whose statistics are reduced."""
+    from app.fitting import ISOTROPY_SAMPLE, fit_artifact, fit_from_stats, sample_rows
+
+    if engine == "local":
+        return fit_artifact(backbone, sentences, method, params, source=source, tuning=tuning)
+    from app.distributed import encode_stats_on_ray, ray_session
+
+    with ray_session(address, workers):
+        stats, sample = encode_stats_on_ray(settings, sentences, workers=workers)
+    sample = sample_rows(sample, ISOTROPY_SAMPLE)
+    return fit_from_stats(backbone, sentences, stats, sample, method, params, source, tuning=tuning)
 
 
 def _settings(pooling: str | None = None) -> Settings:
@@ -136,19 +156,21 @@ def fit(
     no_tune: NoTuneOpt = False,
     out: Annotated[Path | None, typer.Option(help="Artifact file; default DATA_DIR/artifacts/ID.npz.")] = None,
     publish: Annotated[bool, typer.Option(help="Also publish to Redis as the current correction.")] = False,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    workers: WorkersOpt = 2,
 ) -> None:
     """Fit a correction on a corpus and write it as an artifact; prints the artifact id."""
     from app.artifacts import publish as publish_artifact
     from app.artifacts import write_artifact_file
     from app.datasets import read_corpus
-    from app.fitting import fit_artifact
 
     settings = _settings(pooling)
     params = _method_params(method, dim, alpha, eps, drop)
     sentences = read_corpus(corpus)
     backbone = _offline_backbone(settings)
     tuning = _tuning(backbone, method, tune_pairs, no_tune, settings)
-    artifact = fit_artifact(backbone, sentences, method, params, source=corpus.name, tuning=tuning)
+    artifact = _fit(settings, backbone, sentences, method, params, corpus.name, tuning, engine, address, workers)
     path = write_artifact_file(artifact, out or settings.data_dir / "artifacts" / f"{artifact.id}.npz")
     typer.echo(f"wrote {path}", err=True)
     if publish:
@@ -170,6 +192,9 @@ def fit(
 def index_documents(
     corpus: Annotated[Path, typer.Option(help="One text per line, or JSON lines with id, text, metadata.")],
     batch: Annotated[int, typer.Option(min=1, help="Documents per write.")] = 256,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    workers: WorkersOpt = 2,
 ) -> None:
     """Add documents to the store (and so to every index built from it); prints how many."""
     from tqdm.auto import tqdm
@@ -179,6 +204,20 @@ def index_documents(
 
     docs = read_documents(corpus)
     settings = get_settings()
+    if engine == "ray":
+        from app.distributed import index_on_ray, ray_session
+        from app.store.redis_store import RedisStore
+
+        try:
+            with ray_session(address, workers):
+                written = index_on_ray(settings, docs, workers=workers)
+        except ValueError as exc:
+            raise _fail(str(exc), 2) from None
+        store = RedisStore.from_url(settings.redis_url, prefix=settings.key_prefix)
+        space = _offline_backbone(settings).fingerprint
+        typer.echo(f"indexed {written} documents on Ray; the store holds {store.count_documents(space)}")
+        store.close()
+        return
     service = EmbeddingService.from_settings(settings.model_copy(update={"max_texts": max(batch, 1)}), search=False)
     try:
         with tqdm(total=len(docs), desc="indexing", unit="doc") as bar:
@@ -206,9 +245,12 @@ def evaluate(
     drop: DropOpt = None,
     tune_pairs: TuneOpt = None,
     no_tune: NoTuneOpt = False,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    workers: WorkersOpt = 2,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Spearman x100 of cosine vs gold scores, raw and corrected."""
+    """Spearman x100 of cosine vs gold scores, raw and corrected (`--engine ray` fits on Ray)."""
     from app.correction import Correction
     from app.datasets import read_corpus, read_pairs
     from app.evaluation import spearman_x100
@@ -221,12 +263,13 @@ def evaluate(
     tuning = _tuning(backbone, method, tune_pairs, no_tune, settings, evaluated=pairs)
     n = len(data)
     vectors = encode_all(backbone, data.left + data.right, desc="eval pairs")
-    if fit_corpus is None:
-        corpus, corpus_vectors = data.left + data.right, vectors
+    if fit_corpus is None and engine == "local":
+        corpus = data.left + data.right
+        artifact = fit_from_vectors(backbone, corpus, vectors, method, params, tuning=tuning)
     else:
-        corpus = read_corpus(fit_corpus)
-        corpus_vectors = encode_all(backbone, corpus, desc="fitting corpus")
-    artifact = fit_from_vectors(backbone, corpus, corpus_vectors, method, params, tuning=tuning)
+        corpus = read_corpus(fit_corpus) if fit_corpus else data.left + data.right
+        source = fit_corpus.name if fit_corpus else pairs.name
+        artifact = _fit(settings, backbone, corpus, method, params, source, tuning, engine, address, workers)
     corrected = Correction(artifact).apply(vectors)
     result = {
         "raw_spearman": round(spearman_x100(vectors[:n], vectors[n:], data.scores), 2),

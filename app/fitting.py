@@ -79,6 +79,22 @@ def fit_from_vectors(
 ) -> CorrectionArtifact:
     """Fit `method` on vectors already encoded by `backbone` from `sentences`; `auto` scores on `tuning`."""
     stats = CovarianceStats(backbone.dim).update(vectors)
+    return fit_from_stats(backbone, sentences, stats, sample_rows(vectors, ISOTROPY_SAMPLE), method, params, source,
+                          tuning=tuning)  # fmt: skip
+
+
+def fit_from_stats(
+    backbone: Backbone,
+    sentences: Sequence[str],
+    stats: CovarianceStats,
+    sample: np.ndarray,
+    method: str,
+    params: dict,
+    source: str = "",
+    *,
+    tuning: TuningPairs | None = None,
+) -> CorrectionArtifact:
+    """Fit from statistics gathered anywhere (one process, or reduced from many); `sample` gives the isotropy."""
     extra: dict = {}
     if method == "auto":
         if tuning is None:
@@ -97,7 +113,6 @@ def fit_from_vectors(
         mu=mu,
         W=W,
     )
-    sample = sample_rows(vectors, ISOTROPY_SAMPLE)
     corrected = Correction(artifact).apply(sample)
     extra["isotropy"] = {"raw": isotropy_report(sample), "corrected": isotropy_report(corrected)}
     return replace(artifact, extra=extra)  # the id hashes the arrays and parameters, not this provenance

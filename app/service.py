@@ -37,6 +37,25 @@ def document_id(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def document_records(encode, docs: Sequence[DocumentInput]) -> list[DocumentRecord]:
+    """Ids (given, or the text's hash), a repeated id's last version, raw vectors: what the store keeps.
+
+    The API, `index` and `index --engine ray` all go through here, so the same input gives the same ids.
+    `encode` may be a backbone's or the service's; only its raw vectors are used.
+    """
+    ids = [d.id if d.id is not None else document_id(d.text) for d in docs]
+    for i, doc_id in enumerate(ids):
+        if not doc_id or len(doc_id) > MAX_ID_LENGTH:
+            raise InvalidInput(f"documents[{i}].id must have 1 to {MAX_ID_LENGTH} characters")
+    last = {doc_id: i for i, doc_id in enumerate(ids)}  # a repeated id: the last one wins
+    keep = sorted(last.values())
+    raw = encode([docs[i].text for i in keep])
+    return [
+        DocumentRecord(ids[i], docs[i].text, json.dumps(docs[i].metadata or {}), raw[row].tobytes())
+        for row, i in enumerate(keep)
+    ]
+
+
 def connect_store(settings: Settings) -> tuple[RedisStore, EmbeddedRedis | None]:
     """The store at REDIS_URL, or on an embedded redis-server (returned too, so its owner can stop it)."""
     embedded = None
@@ -307,24 +326,13 @@ class EmbeddingService:
     def add_documents(self, docs: Sequence[DocumentInput], *, truncate: bool = True) -> list[str]:
         """Encode, write to Redis in one transaction, then index; a store failure leaves nothing behind."""
         self.truncated(self._check_texts([d.text for d in docs], "documents"), "documents", truncate=truncate)
-        ids = [d.id if d.id is not None else document_id(d.text) for d in docs]
-        for i, doc_id in enumerate(ids):
-            if not doc_id or len(doc_id) > MAX_ID_LENGTH:
-                raise InvalidInput(f"documents[{i}].id must have 1 to {MAX_ID_LENGTH} characters")
-        last = {doc_id: i for i, doc_id in enumerate(ids)}  # a repeated id: the last one wins
-        keep = sorted(last.values())
-        docs, ids = [docs[i] for i in keep], [ids[i] for i in keep]
-        raw = self.encode_raw([d.text for d in docs])
-        records = [
-            DocumentRecord(doc_id, d.text, json.dumps(d.metadata or {}), raw[i].tobytes())
-            for i, (doc_id, d) in enumerate(zip(ids, docs, strict=True))
-        ]
+        records = document_records(self.encode_raw, docs)
         with self._writing() as space:
             change = self.store.put_documents(self.space_id, records)
             if self._live is not None:
                 self._live.keeper.apply(space, records)
                 space.local.add(change)
-        return ids
+        return [r.id for r in records]
 
     def delete_document(self, doc_id: str) -> None:
         with self._writing() as space:

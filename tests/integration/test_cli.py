@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 
@@ -15,22 +12,10 @@ import numpy as np
 import pytest
 
 from app.artifacts import read_artifact_file
-from tests.conftest import ROOT, free_port, server_env, start_server, stop_server
+from tests.conftest import free_port, server_env, start_server, stop_server
+from tests.integration.conftest import run_cli
 
 WORDS = "cat dog bird plane river city park night joy rain sun tree house road car boat".split()
-
-
-def run_cli(*args, env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args], cwd=ROOT, env={**os.environ, **env},
-        capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
-
-
-@pytest.fixture
-def env(redis_url, key_prefix, tmp_path) -> dict:
-    return {"CE_BACKBONE": "hashing", "CE_REDIS_URL": redis_url, "CE_KEY_PREFIX": key_prefix,
-            "CE_DATA_DIR": str(tmp_path / "data"), "CE_MODELS_DIR": str(tmp_path / "models")}  # fmt: skip
 
 
 @pytest.fixture
