@@ -25,8 +25,13 @@ EXIT_BAD_INPUT = 2
 EXIT_BAD_ARTIFACT = 3
 
 PoolingOpt = Annotated[Pooling | None, typer.Option(help="Pooling; default CE_POOLING (mean).")]
+METHOD_NAMES = ("none", "center", "abtt", "whitening", "flow", "sif", "auto")
 MethodOpt = Annotated[
-    str, typer.Option(help="none, center, abtt, whitening, or auto (the best of them on labelled pairs).")
+    str,
+    typer.Option(
+        help="none, center, abtt, whitening, flow (BERT-flow), sif (mean/embedding_avg pooling only), or auto "
+        "(the best of the linear ones on labelled pairs)."
+    ),
 ]
 DimOpt = Annotated[int | None, typer.Option("--dim", "-k", help="whitening: output dims kept; default all.")]
 AlphaOpt = Annotated[float, typer.Option(help="whitening: eigenvalue power, 0.5 full, 0 a rotation.")]
@@ -43,6 +48,12 @@ AddressOpt = Annotated[
     str | None, typer.Option(help="ray: the cluster to join (ray://... or auto); default: start a local Ray.")
 ]
 WorkersOpt = Annotated[int, typer.Option(min=1, help="ray: encoding actors, one backbone each.")]
+BlocksOpt = Annotated[int, typer.Option(min=1, help="flow: Glow blocks (actnorm, linear mixing, affine coupling).")]
+FlowSecondsOpt = Annotated[
+    float, typer.Option(min=1, help="flow: training time limit in seconds; early stopping usually ends it sooner.")
+]
+ThenWhitenOpt = Annotated[float | None, typer.Option(help="flow: then whiten its output with this alpha.")]
+SifAOpt = Annotated[float, typer.Option(min=1e-9, help="sif: a in the token weight a / (a + p(w)).")]
 
 
 def _fit(settings, backbone, sentences, method, params, source, tuning, engine, address, workers):
@@ -69,15 +80,19 @@ def _fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _method_params(method: str, dim: int | None, alpha: float, eps: float, drop: int | None) -> dict:
-    """The parameters each method takes, from the shared options."""
+def _method_params(method: str, dim: int | None, alpha: float, eps: float, drop: int | None, **extra) -> dict:
+    """The parameters each method takes, from the shared options (`extra`: flow's and SIF's own)."""
+    if method == "flow":
+        return {"blocks": extra["blocks"], "max_seconds": extra["flow_seconds"], "whiten": extra["then_whiten"]}
+    if method == "sif":
+        return {"a": extra["sif_a"]}
     if method == "whitening":
         return {"dim": dim, "alpha": alpha, "eps": eps, "drop": drop or 0}
     if method == "abtt":
         return {"drop": 1 if drop is None else drop}
     if method in ("none", "center", "auto"):
         return {}
-    raise _fail(f"unknown method {method!r}; choose none, center, abtt, whitening or auto", EXIT_BAD_INPUT)
+    raise _fail(f"unknown method {method!r}; choose {', '.join(METHOD_NAMES)}", EXIT_BAD_INPUT)
 
 
 def _offline_backbone(settings: Settings):
@@ -152,6 +167,10 @@ def fit(
     alpha: AlphaOpt = 0.5,
     eps: EpsOpt = 0.0,
     drop: DropOpt = None,
+    blocks: BlocksOpt = 4,
+    flow_seconds: FlowSecondsOpt = 300.0,
+    then_whiten: ThenWhitenOpt = None,
+    sif_a: SifAOpt = 1e-3,
     tune_pairs: TuneOpt = None,
     no_tune: NoTuneOpt = False,
     out: Annotated[Path | None, typer.Option(help="Artifact file; default DATA_DIR/artifacts/ID.npz.")] = None,
@@ -166,7 +185,9 @@ def fit(
     from app.datasets import read_corpus
 
     settings = _settings(pooling)
-    params = _method_params(method, dim, alpha, eps, drop)
+    params = _method_params(
+        method, dim, alpha, eps, drop, blocks=blocks, flow_seconds=flow_seconds, then_whiten=then_whiten, sif_a=sif_a
+    )
     sentences = read_corpus(corpus)
     backbone = _offline_backbone(settings)
     tuning = _tuning(backbone, method, tune_pairs, no_tune, settings)
@@ -243,6 +264,10 @@ def evaluate(
     alpha: AlphaOpt = 0.5,
     eps: EpsOpt = 0.0,
     drop: DropOpt = None,
+    blocks: BlocksOpt = 4,
+    flow_seconds: FlowSecondsOpt = 300.0,
+    then_whiten: ThenWhitenOpt = None,
+    sif_a: SifAOpt = 1e-3,
     tune_pairs: TuneOpt = None,
     no_tune: NoTuneOpt = False,
     engine: EngineOpt = "local",
@@ -257,7 +282,9 @@ def evaluate(
     from app.fitting import encode_all, fit_from_vectors
 
     settings = _settings(pooling)
-    params = _method_params(method, dim, alpha, eps, drop)
+    params = _method_params(
+        method, dim, alpha, eps, drop, blocks=blocks, flow_seconds=flow_seconds, then_whiten=then_whiten, sif_a=sif_a
+    )
     data = read_pairs(pairs)
     backbone = _offline_backbone(settings)
     tuning = _tuning(backbone, method, tune_pairs, no_tune, settings, evaluated=pairs)

@@ -18,6 +18,7 @@ from app.tuning import TuningPairs, default_choice, score_candidates, select
 
 CHUNK = 512
 ISOTROPY_SAMPLE = 20_000  # rows of the fitting corpus the isotropy figures are computed on
+FLOW_PARAMS = ("blocks", "hidden", "lr", "max_seconds")  # of FlowTraining, settable from the command line
 
 
 def encode_all(backbone: Backbone, texts: Sequence[str], *, desc: str = "encoding", progress: bool = True):
@@ -76,8 +77,11 @@ def fit_from_vectors(
     source: str = "",
     *,
     tuning: TuningPairs | None = None,
+    progress: bool = True,
 ) -> CorrectionArtifact:
     """Fit `method` on vectors already encoded by `backbone` from `sentences`; `auto` scores on `tuning`."""
+    if method == "flow":
+        return fit_flow(backbone, sentences, vectors, params, source, progress)
     stats = CovarianceStats(backbone.dim).update(vectors)
     return fit_from_stats(backbone, sentences, stats, sample_rows(vectors, ISOTROPY_SAMPLE), method, params, source,
                           tuning=tuning)  # fmt: skip
@@ -118,6 +122,39 @@ def fit_from_stats(
     return replace(artifact, extra=extra)  # the id hashes the arrays and parameters, not this provenance
 
 
+def fit_flow(
+    backbone: Backbone, sentences: Sequence[str], vectors: np.ndarray, params: dict, source: str = "", progress=True
+) -> CorrectionArtifact:
+    """BERT-flow: a flow trained to map the vectors onto N(0, I), optionally followed by whitening of its output."""
+    from app.flow_training import FlowTraining, train_flow
+
+    config = FlowTraining(**{k: params[k] for k in FLOW_PARAMS if params.get(k) is not None})
+    flow, history = train_flow(vectors, config, progress=progress)
+    alpha = params.get("whiten")
+    if alpha:
+        mu, W = fit_correction(CovarianceStats(backbone.dim).update(flow.forward(vectors)), "whitening", alpha=alpha)
+    else:
+        mu, W = np.zeros(backbone.dim), np.eye(backbone.dim)
+    artifact = CorrectionArtifact.create(
+        method="flow",
+        params={**{k: getattr(config, k) for k in FLOW_PARAMS}, "whiten": alpha},
+        backbone=backbone_ref(backbone),
+        corpus=CorpusRef(size=len(sentences), sha256=corpus_sha256(list(sentences)), source=source),
+        mu=mu,
+        W=W,
+        arrays=flow.to_arrays(),
+    )
+    sample = sample_rows(vectors, ISOTROPY_SAMPLE)
+    extra = {
+        "flow": {
+            "epochs": len(history) - 1,
+            "heldout_log_likelihood": {"start": round(history[0], 4), "best": round(max(history), 4)},
+        },
+        "isotropy": {"raw": isotropy_report(sample), "corrected": isotropy_report(Correction(artifact).apply(sample))},
+    }
+    return replace(artifact, extra=extra)
+
+
 def fit_artifact(
     backbone: Backbone,
     sentences: Sequence[str],
@@ -130,4 +167,4 @@ def fit_artifact(
 ) -> CorrectionArtifact:
     """Encode the corpus and fit `method` with `params` on it."""
     vectors = encode_all(backbone, sentences, desc="fitting corpus", progress=progress)
-    return fit_from_vectors(backbone, sentences, vectors, method, params, source, tuning=tuning)
+    return fit_from_vectors(backbone, sentences, vectors, method, params, source, tuning=tuning, progress=progress)

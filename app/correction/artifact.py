@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from app.correction.flow import Flow
+
 FORMAT_VERSION = 1
 
 
@@ -55,15 +57,19 @@ class CorrectionArtifact:
     created_at: str = ""
     id: str = ""
     extra: dict = field(default_factory=dict)
+    arrays: dict = field(default_factory=dict, repr=False)  # a nonlinear stage applied before (x - mu) @ W
 
     @classmethod
-    def create(cls, *, method, params, backbone, corpus, mu, W, extra=None) -> CorrectionArtifact:
+    def create(cls, *, method, params, backbone, corpus, mu, W, extra=None, arrays=None) -> CorrectionArtifact:
         """A new artifact; its id is a content hash, so refitting the same thing gives the same id."""
         mu = np.ascontiguousarray(mu, dtype=np.float32)
         W = np.ascontiguousarray(W, dtype=np.float32)
         if mu.shape != (backbone.dim,) or W.ndim != 2 or W.shape[0] != backbone.dim:
             raise ValueError(f"mu {mu.shape} and W {W.shape} do not fit backbone dim {backbone.dim}")
+        arrays = {k: np.ascontiguousarray(v) for k, v in sorted((arrays or {}).items())}
         content = hashlib.sha256(mu.tobytes() + W.tobytes())
+        for name, value in arrays.items():
+            content.update(name.encode() + value.tobytes())
         content.update(json.dumps([method, params, asdict(backbone), asdict(corpus)], sort_keys=True).encode())
         return cls(
             method=method,
@@ -75,6 +81,7 @@ class CorrectionArtifact:
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
             id=f"{method}-{content.hexdigest()[:12]}",
             extra=dict(extra or {}),
+            arrays=arrays,
         )
 
     @property
@@ -99,13 +106,17 @@ class CorrectionArtifact:
     def checksum(self) -> str:
         """SHA-256 over the arrays and the canonical metadata."""
         meta = json.dumps(self.metadata(), sort_keys=True).encode()
-        return hashlib.sha256(self.mu.tobytes() + self.W.tobytes() + meta).hexdigest()
+        digest = hashlib.sha256(self.mu.tobytes() + self.W.tobytes() + meta)
+        for name, value in sorted(self.arrays.items()):
+            digest.update(name.encode() + np.ascontiguousarray(value).tobytes())
+        return digest.hexdigest()
 
     def to_bytes(self) -> bytes:
         """An .npz holding mu, W and the metadata with its checksum."""
         meta = {**self.metadata(), "checksum": self.checksum()}
         buf = io.BytesIO()
-        np.savez(buf, mu=self.mu, W=self.W, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
+        meta_bytes = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        np.savez(buf, mu=self.mu, W=self.W, meta=meta_bytes, **{f"a:{k}": v for k, v in self.arrays.items()})
         return buf.getvalue()
 
     @classmethod
@@ -114,6 +125,7 @@ class CorrectionArtifact:
         try:
             with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 mu, W, meta = z["mu"], z["W"], json.loads(z["meta"].tobytes().decode())
+                arrays = {k[2:]: z[k] for k in z.files if k.startswith("a:")}
             art = cls(
                 method=meta["method"],
                 params=meta["params"],
@@ -124,6 +136,7 @@ class CorrectionArtifact:
                 created_at=meta["created_at"],
                 id=meta["id"],
                 extra=meta.get("extra", {}),
+                arrays=arrays,
             )
         except ArtifactFormatError:
             raise
@@ -143,6 +156,7 @@ class Correction:
         self.artifact = artifact
         self._mu = artifact.mu
         self._W = artifact.W
+        self._flow = Flow.from_arrays(artifact.arrays)
 
     @property
     def id(self) -> str:
@@ -153,7 +167,8 @@ class Correction:
         return self.artifact.out_dim
 
     def apply(self, x: np.ndarray, *, normalize: bool = True) -> np.ndarray:
-        y = (np.asarray(x, dtype=np.float32) - self._mu) @ self._W
+        x = np.asarray(x, dtype=np.float32) if self._flow is None else self._flow.forward(x)
+        y = (x - self._mu) @ self._W
         return l2_normalize(y) if normalize else y
 
 

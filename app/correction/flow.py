@@ -1,0 +1,96 @@
+"""A Glow-style normalizing flow applied in numpy: the weights come from `app.flow_training`.
+
+Each block is actnorm, an invertible linear map, then an affine coupling whose log-scale is bounded
+by tanh; inputs are made finite and clipped first. So any input, however extreme, maps to a finite
+output, and the map is exactly invertible on the clipped range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SCALE_BOUND = 2.0  # |log-scale| of a coupling stays below this (exp(2) ~ 7.4 per block)
+PREFIX = "flow"
+
+
+def _mlp(x: np.ndarray, w1, b1, w2, b2, w3, b3) -> np.ndarray:
+    h = np.maximum(x @ w1 + b1, 0.0)
+    h = np.maximum(h @ w2 + b2, 0.0)
+    return h @ w3 + b3
+
+
+@dataclass(frozen=True)
+class FlowBlock:
+    loc: np.ndarray  # actnorm: y = (x + loc) * exp(log_scale)
+    log_scale: np.ndarray
+    weight: np.ndarray  # invertible linear: y = x @ weight.T
+    net: tuple[np.ndarray, ...]  # coupling MLP (w1, b1, w2, b2, w3, b3): first half -> (log-scale, shift)
+
+    def _coupling(self, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        out = _mlp(first, *self.net)
+        half = out.shape[1] // 2
+        return SCALE_BOUND * np.tanh(out[:, :half]), out[:, half:]
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        y = ((x + self.loc) * np.exp(self.log_scale)) @ self.weight.T
+        half = y.shape[1] // 2
+        first, second = y[:, :half], y[:, half:]
+        s, t = self._coupling(first)
+        return np.concatenate([first, second * np.exp(s) + t], axis=1)
+
+    def inverse(self, z: np.ndarray) -> np.ndarray:
+        half = z.shape[1] // 2
+        first, second = z[:, :half], z[:, half:]
+        s, t = self._coupling(first)
+        y = np.concatenate([first, (second - t) * np.exp(-s)], axis=1)
+        return np.linalg.solve(self.weight, y.T).T * np.exp(-self.log_scale) - self.loc
+
+
+@dataclass(frozen=True)
+class Flow:
+    """x -> z, trained so that z is close to a standard Gaussian on the fitting corpus."""
+
+    mean: np.ndarray  # the fixed first stage, the corpus's whitening: (x - mean) @ basis
+    basis: np.ndarray
+    blocks: tuple[FlowBlock, ...]
+    clip: float  # inputs are clipped to [-clip, clip] (a few times the corpus's largest value)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        x = np.clip(np.nan_to_num(np.asarray(x, dtype=np.float64), posinf=self.clip, neginf=-self.clip),
+                    -self.clip, self.clip)  # fmt: skip
+        z = (x - self.mean) @ self.basis
+        for block in self.blocks:
+            z = block.forward(z)
+        return z.astype(np.float32)
+
+    def inverse(self, z: np.ndarray) -> np.ndarray:
+        x = np.asarray(z, dtype=np.float64)
+        for block in reversed(self.blocks):
+            x = block.inverse(x)
+        return (np.linalg.solve(self.basis.T, x.T).T + self.mean).astype(np.float32)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Named arrays for the artifact file."""
+        arrays = {f"{PREFIX}.clip": np.array([self.clip]), f"{PREFIX}.mean": self.mean, f"{PREFIX}.basis": self.basis}
+        for i, b in enumerate(self.blocks):
+            arrays.update(
+                {f"{PREFIX}.{i}.loc": b.loc, f"{PREFIX}.{i}.log_scale": b.log_scale, f"{PREFIX}.{i}.weight": b.weight}
+            )
+            arrays.update({f"{PREFIX}.{i}.net{j}": a for j, a in enumerate(b.net)})
+        return arrays
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Flow | None:
+        """The flow stored in an artifact's arrays, or None when it has none."""
+        if f"{PREFIX}.clip" not in arrays:
+            return None
+        blocks = []
+        while f"{PREFIX}.{len(blocks)}.loc" in arrays:
+            i = len(blocks)
+            net = tuple(np.asarray(arrays[f"{PREFIX}.{i}.net{j}"], dtype=np.float64) for j in range(6))
+            blocks.append(FlowBlock(*(np.asarray(arrays[f"{PREFIX}.{i}.{k}"], dtype=np.float64)
+                                      for k in ("loc", "log_scale", "weight")), net))  # fmt: skip
+        first = (np.asarray(arrays[f"{PREFIX}.{k}"], dtype=np.float64) for k in ("mean", "basis"))
+        return cls(*first, tuple(blocks), float(arrays[f"{PREFIX}.clip"][0]))
