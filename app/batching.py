@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class _Job:
     texts: list[str]
+    token_weights: np.ndarray | None = None  # a correction's pooling weights (SIF); a round shares one
     future: Future = field(default_factory=Future)
 
 
@@ -64,9 +65,9 @@ class BatchingEngine:
         if self._load_error is not None:
             raise self._load_error
 
-    def submit(self, texts: Sequence[str]) -> Future:
-        """Queue texts; the future resolves to their float32 vectors, in order."""
-        job = _Job(list(texts))
+    def submit(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> Future:
+        """Queue texts; the future resolves to their float32 vectors, in order (pooled with `token_weights`)."""
+        job = _Job(list(texts), token_weights)
         with self._cond:
             if self._closing:
                 raise NotReady("the service is shutting down")
@@ -80,11 +81,11 @@ class BatchingEngine:
             self._cond.notify()
         return job.future
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
         """Blocking form of submit(), for callers on worker threads (sync routes, CLI)."""
         if not texts:
             return np.empty((0, self.backbone.dim), dtype=np.float32)
-        return self.submit(texts).result()
+        return self.submit(texts, token_weights).result()
 
     def stats(self) -> dict:
         """Counters for /info and benchmarks: how full the rounds are and how busy the encoder is."""
@@ -102,12 +103,16 @@ class BatchingEngine:
         return max(1, int(self._queued_texts * self._seconds_per_text + 0.999))
 
     def _take_round(self) -> list[_Job]:
-        """Whole jobs in arrival order, up to `round_texts` texts (always at least one job)."""
+        """Whole jobs in arrival order, up to `round_texts` texts, pooled alike (always at least one job)."""
         with self._cond:
             while not self._jobs and not self._closing:
                 self._cond.wait()
             taken, count = [], 0
-            while self._jobs and (not taken or count + len(self._jobs[0].texts) <= self.round_texts):
+            while self._jobs and (
+                not taken
+                or (count + len(self._jobs[0].texts) <= self.round_texts
+                    and self._jobs[0].token_weights is taken[0].token_weights)
+            ):  # fmt: skip
                 job = self._jobs.popleft()
                 taken.append(job)
                 count += len(job.texts)
@@ -126,9 +131,10 @@ class BatchingEngine:
             if not jobs:  # closing and drained
                 return
             texts = [t for job in jobs for t in job.texts]
+            weights = jobs[0].token_weights
             start = time.perf_counter()
             try:
-                vectors = self.backbone.encode(texts)
+                vectors = self.backbone.encode(texts) if weights is None else self.backbone.encode(texts, weights)
             except Exception as exc:  # answered to every waiting caller, never kills the worker
                 log.exception("encoding a round of %d texts failed", len(texts))
                 for job in jobs:

@@ -279,7 +279,7 @@ def evaluate(
     from app.correction import Correction
     from app.datasets import read_corpus, read_pairs
     from app.evaluation import spearman_x100
-    from app.fitting import encode_all, fit_from_vectors
+    from app.fitting import corrected_vectors, encode_all, fit_from_vectors
 
     settings = _settings(pooling)
     params = _method_params(
@@ -297,7 +297,11 @@ def evaluate(
         corpus = read_corpus(fit_corpus) if fit_corpus else data.left + data.right
         source = fit_corpus.name if fit_corpus else pairs.name
         artifact = _fit(settings, backbone, corpus, method, params, source, tuning, engine, address, workers)
-    corrected = Correction(artifact).apply(vectors)
+    correction = Correction(artifact)
+    if correction.token_weights is None:
+        corrected = correction.apply(vectors)
+    else:  # the correction pools differently (SIF): the pairs are encoded again its way
+        corrected = corrected_vectors(backbone, correction, data.left + data.right, desc="eval pairs (SIF)")
     result = {
         "raw_spearman": round(spearman_x100(vectors[:n], vectors[n:], data.scores), 2),
         "corrected_spearman": round(spearman_x100(corrected[:n], corrected[n:], data.scores), 2),

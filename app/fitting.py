@@ -13,6 +13,8 @@ from app.correction import Correction, CorrectionArtifact, CovarianceStats, fit_
 from app.correction.artifact import BackboneRef, CorpusRef
 from app.correction.isotropy import isotropy_report
 from app.correction.methods import Spectrum
+from app.correction.sif import DEFAULT_A, SIF_POOLINGS, remove_first_component, sif_weights, token_counts
+from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
 from app.datasets import Pairs, corpus_sha256
 from app.tuning import TuningPairs, default_choice, score_candidates, select
 
@@ -21,13 +23,16 @@ ISOTROPY_SAMPLE = 20_000  # rows of the fitting corpus the isotropy figures are 
 FLOW_PARAMS = ("blocks", "hidden", "lr", "max_seconds")  # of FlowTraining, settable from the command line
 
 
-def encode_all(backbone: Backbone, texts: Sequence[str], *, desc: str = "encoding", progress: bool = True):
-    """Encode a long list in chunks with a progress bar; returns float32 (n, dim)."""
+def encode_all(
+    backbone: Backbone, texts: Sequence[str], *, desc: str = "encoding", progress: bool = True, token_weights=None
+):
+    """Encode a long list in chunks with a progress bar; returns float32 (n, dim). `token_weights`: SIF's."""
     out = np.empty((len(texts), backbone.dim), dtype=np.float32)
+    extra = {} if token_weights is None else {"token_weights": token_weights}
     with tqdm(total=len(texts), desc=desc, unit="text", disable=not progress, leave=False) as bar:
         for start in range(0, len(texts), CHUNK):
             chunk = texts[start : start + CHUNK]
-            out[start : start + len(chunk)] = backbone.encode(chunk)
+            out[start : start + len(chunk)] = backbone.encode(chunk, **extra)
             bar.update(len(chunk))
     return out
 
@@ -41,7 +46,12 @@ class RememberingBackbone:
         self.name, self.fingerprint = backbone.name, backbone.fingerprint
         self.dim, self.pooling = backbone.dim, backbone.pooling
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def __getattr__(self, name: str):
+        return getattr(self._backbone, name)  # token_ids, vocab_size, max_length: the backbone's own
+
+    def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
+        if token_weights is not None:  # reweighted pooling: other vectors than the ones remembered
+            return self._backbone.encode(texts, token_weights=token_weights)
         new = list(dict.fromkeys(t for t in texts if t not in self._seen))
         if new:
             self._seen.update(zip(new, self._backbone.encode(new), strict=True))
@@ -82,6 +92,8 @@ def fit_from_vectors(
     """Fit `method` on vectors already encoded by `backbone` from `sentences`; `auto` scores on `tuning`."""
     if method == "flow":
         return fit_flow(backbone, sentences, vectors, params, source, progress)
+    if method == "sif":
+        return fit_sif(backbone, sentences, params, source, progress)
     stats = CovarianceStats(backbone.dim).update(vectors)
     return fit_from_stats(backbone, sentences, stats, sample_rows(vectors, ISOTROPY_SAMPLE), method, params, source,
                           tuning=tuning)  # fmt: skip
@@ -144,15 +156,49 @@ def fit_flow(
         W=W,
         arrays=flow.to_arrays(),
     )
-    sample = sample_rows(vectors, ISOTROPY_SAMPLE)
     extra = {
         "flow": {
             "epochs": len(history) - 1,
             "heldout_log_likelihood": {"start": round(history[0], 4), "best": round(max(history), 4)},
         },
-        "isotropy": {"raw": isotropy_report(sample), "corrected": isotropy_report(Correction(artifact).apply(sample))},
+        "isotropy": isotropy_pair(artifact, vectors),
     }
     return replace(artifact, extra=extra)
+
+
+def fit_sif(
+    backbone: Backbone, sentences: Sequence[str], params: dict, source: str = "", progress: bool = True
+) -> CorrectionArtifact:
+    """SIF: token weights from the corpus's own counts, the corpus pooled with them, its first component removed."""
+    if backbone.pooling not in SIF_POOLINGS:
+        raise ValueError(f"sif reweights the tokens of the {' or '.join(SIF_POOLINGS)} pooling, not {backbone.pooling}")
+    a = params.get("a", DEFAULT_A)
+    weights = sif_weights(token_counts(backbone.token_ids(sentences), backbone.vocab_size), a)
+    vectors = encode_all(backbone, sentences, desc="fitting corpus (SIF)", progress=progress, token_weights=weights)
+    mu, W = remove_first_component(vectors)
+    artifact = CorrectionArtifact.create(
+        method="sif",
+        params={"a": a},
+        backbone=backbone_ref(backbone),
+        corpus=CorpusRef(size=len(sentences), sha256=corpus_sha256(list(sentences)), source=source),
+        mu=mu,
+        W=W,
+        arrays={SIF_WEIGHTS: weights},
+    )
+    return replace(artifact, extra={"isotropy": isotropy_pair(artifact, vectors)})
+
+
+def isotropy_pair(artifact: CorrectionArtifact, vectors: np.ndarray) -> dict:
+    """Isotropy figures of the fitting corpus's vectors, as they come and corrected."""
+    sample = sample_rows(vectors, ISOTROPY_SAMPLE)
+    return {"raw": isotropy_report(sample), "corrected": isotropy_report(Correction(artifact).apply(sample))}
+
+
+def corrected_vectors(backbone: Backbone, correction: Correction, texts: Sequence[str], *, desc="", progress=True):
+    """Texts encoded the way `correction` wants them (SIF's weights, if any), then corrected."""
+    weights = correction.token_weights
+    raw = encode_all(backbone, texts, desc=desc or "encoding", progress=progress, token_weights=weights)
+    return correction.apply(raw)
 
 
 def fit_artifact(

@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from app.store.redis_store import DocumentRecord, RedisStore, change_key
 log = logging.getLogger(__name__)
 SNAPSHOT_FORMAT = 1
 REPLAY_BATCH = 1000
+POOL_BATCH = 256  # texts per call when documents are encoded again for a correction that pools its own way
 
 
 @dataclass(eq=False)  # compared by identity: "is this still the space the snapshot holds"
@@ -61,8 +63,10 @@ class SpaceKeeper:
         factory: str = "auto",
         recall: float = 0.95,
         snapshot_dir: Path | None = None,
+        pool: Callable[[list[str], np.ndarray], np.ndarray] | None = None,
     ):
         self.store = store
+        self.pool = pool  # texts, token weights -> vectors: for a correction that pools its own way (SIF)
         self.space_id = space_id
         self.raw_dim = raw_dim
         self.factory = factory
@@ -77,6 +81,17 @@ class SpaceKeeper:
         raw = np.frombuffer(b"".join(d.vector for d in docs), dtype=np.float32)
         return raw.reshape(len(docs), self.raw_dim)
 
+    def vectors(self, docs: list[DocumentRecord], correction: Correction | None) -> np.ndarray:
+        """Documents in `correction`'s space: their stored raw vectors, or their texts pooled its way (SIF)."""
+        weights = correction.token_weights if correction else None
+        if weights is None:
+            return project(self.decode(docs), correction)
+        if self.pool is None:
+            raise RuntimeError(f"correction {correction.id} pools with token weights, and no encoder was given")
+        texts = [d.text for d in docs]
+        raw = [self.pool(texts[i : i + POOL_BATCH], weights) for i in range(0, len(texts), POOL_BATCH)]
+        return project(np.concatenate(raw) if raw else self.decode([]), correction)
+
     def build(self, correction: Correction | None, *, progress: bool = False) -> SearchSpace:
         """Every stored document's raw vector, corrected, in a new index; then the changes made meanwhile."""
         started = time.monotonic()
@@ -86,7 +101,7 @@ class SpaceKeeper:
         with tqdm(total=total, desc="index: reading store", unit="doc", disable=not progress, leave=False) as bar:
             for batch in self.store.iter_documents(self.space_id):
                 ids.extend(d.id for d in batch)
-                chunks.append(project(self.decode(batch), correction))
+                chunks.append(self.vectors(batch, correction))
                 for d in batch:
                     fields.upsert(d.id, json.loads(d.metadata_json))
                 bar.update(len(batch))
@@ -122,7 +137,7 @@ class SpaceKeeper:
         """Put stored documents into a space (index and filters)."""
         if not records:
             return
-        space.index.upsert([r.id for r in records], project(self.decode(records), space.correction))
+        space.index.upsert([r.id for r in records], self.vectors(records, space.correction))
         for r in records:
             space.fields.upsert(r.id, json.loads(r.metadata_json))
 

@@ -108,6 +108,7 @@ class EmbeddingService:
             factory=settings.index_factory,
             recall=settings.index_recall,
             snapshot_dir=settings.data_dir / "index",
+            pool=self.encode_raw,
         )
         correction = Correction(artifact) if artifact else None
         # A writer only (`python -m app index`) needs no index: the servers follow its writes.
@@ -240,21 +241,28 @@ class EmbeddingService:
         row = {t: i for i, t in enumerate(unique)}
         return unique, [row[t] for t in texts]
 
-    def encode_raw(self, texts: Sequence[str]) -> np.ndarray:
-        """The backbone's vectors, unnormalized; each distinct text is encoded once."""
+    def encode_raw(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
+        """The backbone's vectors, unnormalized; each distinct text is encoded once. `token_weights`: SIF's pooling."""
         unique, rows = self._dedupe(texts)
-        vectors = self.engine.encode(unique)
+        vectors = self.engine.encode(unique, token_weights)
         return vectors if rows is None else vectors[rows]
 
-    async def encode_raw_async(self, texts: Sequence[str]) -> np.ndarray:
+    async def encode_raw_async(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
         """encode_raw() for the event loop: waits on the encoder without holding a thread."""
         unique, rows = self._dedupe(texts)
-        vectors = await asyncio.wrap_future(self.engine.submit(unique)) if unique else self.engine.encode([])
+        if not unique:
+            return self.engine.encode([])
+        vectors = await asyncio.wrap_future(self.engine.submit(unique, token_weights))
         return vectors if rows is None else vectors[rows]
 
-    def _embedded_vectors(self, raw: np.ndarray, corrected: bool, normalize: bool, dims: int | None = None):
-        """Vectors in the served space; `dims` keeps the first ones (whitening's axes come by variance)."""
+    def _served(self, corrected: bool) -> tuple[Correction | None, np.ndarray | None]:
+        """The correction vectors are served in (None for raw) and the pooling weights it encodes with (SIF)."""
         correction = self._space.correction if corrected else None
+        return correction, (correction.token_weights if correction else None)
+
+    @staticmethod
+    def _embedded_vectors(raw: np.ndarray, correction: Correction | None, normalize: bool, dims: int | None = None):
+        """Vectors in the served space; `dims` keeps the first ones (whitening's axes come by variance)."""
         vectors = project(raw, correction, normalize=normalize and dims is None)
         if dims is not None:
             if not 1 <= dims <= vectors.shape[1]:
@@ -279,7 +287,8 @@ class EmbeddingService:
     def embed(self, texts: Sequence[str], *, corrected: bool = True, normalize: bool = True, truncate: bool = True):
         """Vectors, the id of the correction that made them (None when uncorrected), truncated indices."""
         cut = self.truncated(self._check_texts(texts), truncate=truncate)
-        return *self._embedded_vectors(self.encode_raw(texts), corrected, normalize), cut
+        correction, weights = self._served(corrected)
+        return *self._embedded_vectors(self.encode_raw(texts, weights), correction, normalize), cut
 
     async def embed_async(
         self,
@@ -291,7 +300,9 @@ class EmbeddingService:
         dims: int | None = None,
     ):
         cut = self.truncated(self._check_texts(texts), truncate=truncate)
-        return *self._embedded_vectors(await self.encode_raw_async(texts), corrected, normalize, dims), cut
+        correction, weights = self._served(corrected)
+        raw = await self.encode_raw_async(texts, weights)
+        return *self._embedded_vectors(raw, correction, normalize, dims), cut
 
     def token_count(self, texts: Sequence[str]) -> int:
         """Tokens the backbone sees for these texts (after truncation), for usage reports."""
@@ -306,9 +317,10 @@ class EmbeddingService:
         self._check_texts(right, "pairs (second texts)")
         return list(left) + list(right)
 
-    def _pair_scores(self, raw: np.ndarray, n: int):
-        correction = self._space.correction
-        corrected = project(raw, correction)
+    @staticmethod
+    def _pair_scores(raw: np.ndarray, pooled: np.ndarray, correction: Correction | None, n: int):
+        """Corrected cosines (of `pooled`: the raw vectors, or SIF's reweighted ones) and raw cosines."""
+        corrected = project(pooled, correction)
         raw_unit = l2_normalize(raw)
         scores = np.sum(corrected[:n] * corrected[n:], axis=1)
         raw_scores = np.sum(raw_unit[:n] * raw_unit[n:], axis=1)
@@ -316,10 +328,16 @@ class EmbeddingService:
 
     def similarity(self, left: Sequence[str], right: Sequence[str]):
         """Corrected and raw cosine of each (left[i], right[i]), and the correction id."""
-        return self._pair_scores(self.encode_raw(self._pair_texts(left, right)), len(left))
+        texts, (correction, weights) = self._pair_texts(left, right), self._served(True)
+        raw = self.encode_raw(texts)
+        pooled = raw if weights is None else self.encode_raw(texts, weights)
+        return self._pair_scores(raw, pooled, correction, len(left))
 
     async def similarity_async(self, left: Sequence[str], right: Sequence[str]):
-        return self._pair_scores(await self.encode_raw_async(self._pair_texts(left, right)), len(left))
+        texts, (correction, weights) = self._pair_texts(left, right), self._served(True)
+        raw = await self.encode_raw_async(texts)
+        pooled = raw if weights is None else await self.encode_raw_async(texts, weights)
+        return self._pair_scores(raw, pooled, correction, len(left))
 
     # --- documents and search -------------------------------------------------------------------------
 
@@ -364,7 +382,8 @@ class EmbeddingService:
             allowed = space.fields.matching(where) if where is not None else None
         except FilterError as exc:
             raise InvalidInput(str(exc)) from None
-        (hits,) = space.index.search(project(self.encode_raw([query]), space.correction), k, allowed=allowed)
+        weights = space.correction.token_weights if space.correction else None
+        (hits,) = space.index.search(project(self.encode_raw([query], weights), space.correction), k, allowed=allowed)
         if score_threshold is not None:
             hits = [(doc_id, score) for doc_id, score in hits if score >= score_threshold]
         docs = self.store.get_documents(self.space_id, [doc_id for doc_id, _ in hits]) if hits else []

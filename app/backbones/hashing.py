@@ -11,6 +11,7 @@ import numpy as np
 from app.backbones.base import make_fingerprint, register
 
 _WORD = re.compile(r"\w+")
+VOCAB_SIZE = 1 << 14  # words are hashed to ids in this range, so SIF can count and weigh them
 
 
 class HashingBackbone:
@@ -19,6 +20,7 @@ class HashingBackbone:
     def __init__(self, dim: int = 64, pooling: str = "mean", max_length: int = 256):
         self.name = "hashing"
         self.dim = dim
+        self.vocab_size = VOCAB_SIZE
         self.pooling = pooling
         self.max_length = max_length  # words + 2, like a tokenizer's [CLS] ... [SEP]
         self.fingerprint = make_fingerprint(model="hashing", dim=dim, pooling=pooling, max_length=max_length)
@@ -32,11 +34,22 @@ class HashingBackbone:
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         return [len(_WORD.findall(text)) + 2 for text in texts]
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def _words(self, text: str) -> list[str]:
+        return _WORD.findall(text.lower())[: self.max_length - 2] or [text]
+
+    @staticmethod
+    def _word_id(word: str) -> int:
+        return int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little") % VOCAB_SIZE
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        return [[self._word_id(w) for w in self._words(text)] for text in texts]
+
+    def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
-            words = _WORD.findall(text.lower())[: self.max_length - 2] or [text]
-            out[i] = np.mean([self._word_vector(w) for w in words], axis=0) + self._bias
+            words = self._words(text)
+            w = np.ones(len(words)) if token_weights is None else token_weights[[self._word_id(x) for x in words]]
+            out[i] = (w @ np.array([self._word_vector(x) for x in words])) / len(words) + self._bias
         return out
 
 

@@ -22,6 +22,7 @@ from transformers.utils import logging as hf_logging  # noqa: E402
 from app.backbones.base import make_fingerprint, register  # noqa: E402
 from app.backbones.packed import PackedBert  # noqa: E402
 from app.backbones.packed import supports as supports_packed  # noqa: E402
+from app.correction.sif import SIF_POOLINGS  # noqa: E402
 
 hf_logging.disable_progress_bar()  # a weight-loading bar on every start-up is noise, not progress
 
@@ -50,14 +51,21 @@ def hash_weights(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def _masked_mean(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean over the non-padding tokens only."""
+def _masked_mean(hidden: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean over the non-padding tokens only; with `weights` (one per token), their weighted sum over the count."""
     m = mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
+    w = m if weights is None else m * weights.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * w).sum(1) / m.sum(1).clamp(min=1.0)
 
 
-def pool(pooling: str, hidden_states: Sequence[torch.Tensor], mask: torch.Tensor) -> torch.Tensor:
-    """Turn a model's hidden states into one vector per text."""
+def pool(
+    pooling: str, hidden_states: Sequence[torch.Tensor], mask: torch.Tensor, weights: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Turn a model's hidden states into one vector per text; `weights` per token (SIF) for the averaging poolings."""
+    if weights is not None:
+        if pooling not in SIF_POOLINGS:
+            raise ValueError(f"token weights apply to the {' and '.join(SIF_POOLINGS)} poolings, not {pooling!r}")
+        return _masked_mean(hidden_states[-1 if pooling == "mean" else 0], mask, weights)
     if pooling == "mean":
         return _masked_mean(hidden_states[-1], mask)
     if pooling == "cls":
@@ -97,6 +105,7 @@ class HuggingFaceBackbone:
         self.pooling = pooling
         self.name = name or model_path.name
         self.dim = int(self.model.config.hidden_size)
+        self.vocab_size = int(self.model.config.vocab_size)
         self.fingerprint = make_fingerprint(
             model=self.name, weights=hash_weights(model_path), pooling=pooling, max_length=self.max_length
         )
@@ -117,23 +126,35 @@ class HuggingFaceBackbone:
                 self._counter = copy.deepcopy(self.tokenizer)
             return [len(ids) for ids in self._counter(list(texts), add_special_tokens=True)["input_ids"]]
 
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The token ids the backbone pools over (truncated like encode()): what SIF counts."""
+        return self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
+
     @torch.inference_mode()
-    def _encode_batch(self, features: dict[str, list[list[int]]], rows: list[int]) -> np.ndarray:
+    def _encode_batch(self, features: dict[str, list[list[int]]], rows: list[int], token_weights) -> np.ndarray:
         selected = {key: [values[i] for i in rows] for key, values in features.items()}
         if self._packed is not None:
             hidden, mask = self._packed(selected["input_ids"], selected.get("token_type_ids"), self._needs_all_layers)
-            return pool(self.pooling, hidden, mask).float().numpy()
-        batch = _pad(selected, self._pad_id)
-        out = self.model(**batch, output_hidden_states=self._needs_all_layers)
-        hidden = out.hidden_states if self._needs_all_layers else (out.last_hidden_state,)
-        return pool(self.pooling, hidden, batch["attention_mask"]).float().numpy()
+        else:
+            batch = _pad(selected, self._pad_id)
+            out = self.model(**batch, output_hidden_states=self._needs_all_layers)
+            hidden = out.hidden_states if self._needs_all_layers else (out.last_hidden_state,)
+            mask = batch["attention_mask"]
+        weights = None
+        if token_weights is not None:  # padding's weight is masked out, so any id will do there
+            ids = _pad({"input_ids": selected["input_ids"]}, self._pad_id)["input_ids"]
+            weights = torch.from_numpy(np.asarray(token_weights, dtype=np.float32))[ids]
+        return pool(self.pooling, hidden, mask, weights).float().numpy()
 
     @property
     def _pad_id(self) -> int:
         return self.tokenizer.pad_token_id or 0
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Tokenize once, batch by length under a token budget (little padding), return in the caller's order."""
+    def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
+        """Tokenize once, batch by length under a token budget (little padding), return in the caller's order.
+
+        `token_weights` (one per vocabulary id, SIF's) reweight the tokens of the averaging poolings.
+        """
         texts = list(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
@@ -142,7 +163,7 @@ class HuggingFaceBackbone:
         lengths = [len(ids) for ids in features["input_ids"]]
         with self._lock:
             for rows in length_batches(lengths, self.batch_size, self.max_batch_tokens):
-                out[rows] = self._encode_batch(features, rows)
+                out[rows] = self._encode_batch(features, rows, token_weights)
         return out
 
 

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from app.correction.flow import Flow
+from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
 
 FORMAT_VERSION = 1
 
@@ -157,6 +158,7 @@ class Correction:
         self._mu = artifact.mu
         self._W = artifact.W
         self._flow = Flow.from_arrays(artifact.arrays)
+        self.token_weights: np.ndarray | None = artifact.arrays.get(SIF_WEIGHTS)  # pooling weights (SIF), if any
 
     @property
     def id(self) -> str:

@@ -125,3 +125,20 @@ def test_minilm_mean_pooling_matches_sentence_transformers(minilm):
     ours /= np.linalg.norm(ours, axis=1, keepdims=True)
     np.testing.assert_allclose(ours, reference, atol=1e-5)
     assert minilm.dim == 384 and minilm.name == "all-MiniLM-L6-v2"
+
+
+def test_token_weights_reweight_the_averaging_poolings_and_only_those(tiny_bert):
+    backbone = HuggingFaceBackbone(tiny_bert, pooling="embedding_avg", max_length=32)
+    texts = ["the cat sat on the mat", "red house"]
+    plain = backbone.encode(texts)
+    ones = np.ones(backbone.vocab_size, dtype=np.float32)
+    np.testing.assert_allclose(backbone.encode(texts, ones), plain, atol=1e-5)
+    np.testing.assert_allclose(backbone.encode(texts, 2 * ones), 2 * plain, atol=1e-5)  # sum w h over the count
+    used = {i for ids in backbone.token_ids(texts) for i in ids}
+    unused, some = ones.copy(), ones.copy()
+    unused[next(i for i in range(backbone.vocab_size) if i not in used)] = 0.0
+    np.testing.assert_allclose(backbone.encode(texts, unused), plain, atol=1e-5)
+    some[backbone.token_ids(texts)[0][1]] = 0.0
+    assert not np.allclose(backbone.encode(texts, some)[0], plain[0], atol=1e-3)
+    with pytest.raises(ValueError, match="not 'cls'"):
+        HuggingFaceBackbone(tiny_bert, pooling="cls", max_length=32).encode(texts, ones)

@@ -1,0 +1,60 @@
+"""Flow and SIF artifacts served over real HTTP like any other: same vectors as offline, search on them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.artifacts import write_artifact_file
+from app.backbones import build_backbone
+from app.correction import Correction
+from app.fitting import corrected_vectors, fit_artifact
+from app.main import create_app
+from tests.api.conftest import CORPUS
+from tests.conftest import serve_app
+
+DOCS = ["the cat sleeps in the park", "the plane flies over the city", "a child reads with joy at night"]
+
+
+@pytest.fixture(params=["sif", "flow"])
+def served(request, make_settings):
+    """The hashing backbone with a SIF or flow artifact bundled, and that artifact."""
+    settings = make_settings(backbone="hashing", max_texts=8, max_text_chars=200, max_k=20)
+    backbone = build_backbone(settings)
+    params = {"a": 1e-2} if request.param == "sif" else {"blocks": 2, "hidden": 16, "max_seconds": 5}
+    artifact = fit_artifact(backbone, CORPUS, request.param, params, progress=False)
+    write_artifact_file(artifact, settings.models_dir / "hashing.npz")
+    return settings, backbone, Correction(artifact)
+
+
+def test_embed_similarity_and_search_use_the_served_correction(served):
+    settings, backbone, correction = served
+    want = corrected_vectors(backbone, correction, DOCS, progress=False)
+    with serve_app(create_app(settings)) as c:
+        info = c.get("/info").json()["correction"]
+        assert info["id"] == correction.id and info["method"] == correction.artifact.method
+        body = c.post("/embed", json={"texts": DOCS}).json()
+        assert body["correction"] == correction.id
+        np.testing.assert_allclose(body["embeddings"], want, atol=1e-5)
+        sim = c.post("/similarity", json={"pairs": [[DOCS[0], DOCS[1]]], "compare_raw": True}).json()
+        assert sim["scores"][0] == pytest.approx(float(want[0] @ want[1]), abs=1e-5)
+        raw = backbone.encode(DOCS[:2])
+        raw_cos = raw[0] @ raw[1] / np.linalg.norm(raw[0]) / np.linalg.norm(raw[1])
+        assert sim["raw_scores"][0] == pytest.approx(float(raw_cos), abs=1e-5)  # raw stays the backbone's own
+        documents = [{"id": f"d{i}", "text": t} for i, t in enumerate(DOCS)]
+        assert c.post("/documents", json={"documents": documents}).status_code == 201
+        hits = c.get("/search", params={"q": DOCS[2], "k": 3}).json()["results"]
+        assert hits[0]["id"] == "d2" and hits[0]["score"] == pytest.approx(1.0, abs=1e-5)
+        assert [h["score"] for h in hits] == pytest.approx(sorted((want @ want[2]).tolist(), reverse=True), abs=1e-5)
+
+
+def test_after_a_restart_the_index_is_rebuilt_in_the_served_space(served):
+    settings, backbone, correction = served
+    want = corrected_vectors(backbone, correction, DOCS, progress=False)
+    with serve_app(create_app(settings)) as c:
+        c.post("/documents", json={"documents": [{"id": f"d{i}", "text": t} for i, t in enumerate(DOCS)]})
+    for snapshot in (settings.data_dir / "index").glob("*.npz"):
+        snapshot.unlink()  # no snapshot: the index is built again from what Redis holds
+    with serve_app(create_app(settings)) as c:
+        hits = c.get("/search", params={"q": DOCS[0], "k": 3}).json()["results"]
+        assert [h["score"] for h in hits] == pytest.approx(sorted((want @ want[0]).tolist(), reverse=True), abs=1e-5)
