@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Annotated, Literal, get_args
 
+import numpy as np
 import typer
 
 from app.core.settings import ROOT, Pooling, Settings, get_settings
@@ -297,11 +298,7 @@ def evaluate(
         corpus = read_corpus(fit_corpus) if fit_corpus else data.left + data.right
         source = fit_corpus.name if fit_corpus else pairs.name
         artifact = _fit(settings, backbone, corpus, method, params, source, tuning, engine, address, workers)
-    correction = Correction(artifact)
-    if correction.token_weights is None:
-        corrected = correction.apply(vectors)
-    else:  # the correction pools differently (SIF): the pairs are encoded again its way
-        corrected = corrected_vectors(backbone, correction, data.left + data.right, desc="eval pairs (SIF)")
+    corrected = corrected_vectors(backbone, Correction(artifact), data.left + data.right, vectors, desc="eval pairs")
     result = {
         "raw_spearman": round(spearman_x100(vectors[:n], vectors[n:], data.scores), 2),
         "corrected_spearman": round(spearman_x100(corrected[:n], corrected[n:], data.scores), 2),
@@ -338,7 +335,7 @@ def isotropy(
     from app.correction import Correction
     from app.correction.isotropy import isotropy_report
     from app.datasets import read_corpus
-    from app.fitting import ISOTROPY_SAMPLE, encode_all, sample_rows
+    from app.fitting import ISOTROPY_SAMPLE, corrected_vectors, encode_all, sample_rows
 
     settings = _settings(pooling)
     sentences = read_corpus(corpus)
@@ -347,13 +344,14 @@ def isotropy(
     if fitted is None:
         raise _fail(f"no correction for {backbone.name}/{backbone.pooling}; pass --artifact", EXIT_BAD_ARTIFACT)
     check_compatible(fitted, backbone)
-    vectors = sample_rows(encode_all(backbone, sentences, desc="corpus"), ISOTROPY_SAMPLE)
+    texts = list(sample_rows(np.asarray(sentences, dtype=object), ISOTROPY_SAMPLE))
+    vectors = encode_all(backbone, texts, desc="corpus")
     result = {
         "corpus": corpus.name,
         "pooling": backbone.pooling,
         "correction": fitted.id,
         "raw": isotropy_report(vectors),
-        "corrected": isotropy_report(Correction(fitted).apply(vectors)),
+        "corrected": isotropy_report(corrected_vectors(backbone, Correction(fitted), texts, vectors)),
     }
     if as_json:
         typer.echo(json.dumps(result))
@@ -384,11 +382,7 @@ def report(
     out.mkdir(parents=True, exist_ok=True)
     corpus, test = read_corpus(fit_corpus), read_pairs(test_pairs)
     results, plots = [], {}
-    poolings = pooling or list(get_args(Pooling))
-    unknown = sorted(set(poolings) - set(get_args(Pooling)))
-    if unknown:
-        raise _fail(f"unknown pooling {unknown[0]!r}; choose from {', '.join(get_args(Pooling))}", EXIT_BAD_INPUT)
-    for name in poolings:
+    for name in _poolings(pooling):
         settings = _settings(name)
         backbone = _offline_backbone(settings)
         vectors = encode_all(backbone, corpus, desc=f"{name}: fitting corpus")
@@ -412,6 +406,57 @@ def report(
         out / "report.md", results, backbone=results[0].auto.backbone.name, sources=sources, plots=plots
     )
     typer.echo(str(path))
+
+
+@cli.command()
+@_guarded
+def compare(
+    pooling: Annotated[
+        list[str] | None, typer.Option(help="Poolings to compare (repeatable); default all four.")
+    ] = None,
+    fit_corpus: Annotated[Path, typer.Option(help="Corpus every method is fitted on.")] = ROOT / STS / "sts-train.csv",
+    test_pairs: Annotated[Path, typer.Option(help="Labelled pairs the table scores.")] = ROOT / STS / "sts-test.csv",
+    tune_pairs: TuneOpt = None,
+    flow_seconds: FlowSecondsOpt = 300.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Every correction (none, center, ABTT, whitening, auto, flow, SIF) x poolings: Spearman, dims, fit and
+    apply cost, as one Markdown table."""
+    from app.comparison import as_records, compare_pooling, markdown_table
+    from app.datasets import read_corpus, read_pairs
+    from app.fitting import corrected_vectors, encode_all, fit_from_vectors
+
+    corpus, test = read_corpus(fit_corpus), read_pairs(test_pairs)
+    rows = []
+    for name in _poolings(pooling):
+        settings = _settings(name)
+        backbone = _offline_backbone(settings)
+        vectors = encode_all(backbone, corpus, desc=f"{name}: fitting corpus")
+        tuning = _tuning(backbone, "auto", tune_pairs, False, settings, evaluated=test_pairs)
+        test_raw = encode_all(backbone, test.left + test.right, desc=f"{name}: test pairs")
+
+        def fit(method, params, backbone=backbone, vectors=vectors, tuning=tuning):
+            params = {**params, "max_seconds": flow_seconds} if method == "flow" else params
+            return fit_from_vectors(backbone, corpus, vectors, method, params, fit_corpus.name, tuning=tuning)
+
+        def correct(correction, texts, raw, backbone=backbone):
+            return corrected_vectors(backbone, correction, texts, raw, progress=False)
+
+        rows += compare_pooling(name, fit, correct, test, test_raw)
+        typer.echo(f"{name}: " + ", ".join(f"{r.label} {r.spearman:.2f}" for r in rows if r.pooling == name), err=True)
+    if as_json:
+        typer.echo(json.dumps({"fit": fit_corpus.name, "test": test_pairs.name, "rows": as_records(rows)}))
+    else:
+        typer.echo(markdown_table(rows))
+
+
+def _poolings(names: list[str] | None) -> list[str]:
+    """The poolings asked for (all four by default), each checked."""
+    poolings = names or list(get_args(Pooling))
+    unknown = sorted(set(poolings) - set(get_args(Pooling)))
+    if unknown:
+        raise _fail(f"unknown pooling {unknown[0]!r}; choose from {', '.join(get_args(Pooling))}", EXIT_BAD_INPUT)
+    return poolings
 
 
 @cli.command()

@@ -194,10 +194,14 @@ def isotropy_pair(artifact: CorrectionArtifact, vectors: np.ndarray) -> dict:
     return {"raw": isotropy_report(sample), "corrected": isotropy_report(Correction(artifact).apply(sample))}
 
 
-def corrected_vectors(backbone: Backbone, correction: Correction, texts: Sequence[str], *, desc="", progress=True):
-    """Texts encoded the way `correction` wants them (SIF's weights, if any), then corrected."""
+def corrected_vectors(
+    backbone: Backbone, correction: Correction, texts: Sequence[str], raw=None, *, desc="encoding", progress=True
+) -> np.ndarray:
+    """`texts` in the correction's space: their `raw` vectors corrected, or, for a correction that pools its
+    own way (SIF's token weights) or when `raw` is not given, the texts encoded for it first."""
     weights = correction.token_weights
-    raw = encode_all(backbone, texts, desc=desc or "encoding", progress=progress, token_weights=weights)
+    if raw is None or weights is not None:
+        raw = encode_all(backbone, texts, desc=desc, progress=progress, token_weights=weights)
     return correction.apply(raw)
 
 

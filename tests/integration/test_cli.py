@@ -27,7 +27,7 @@ def corpus(tmp_path):
 
 def test_help_lists_every_command():
     out = run_cli("--help", env={}).stdout
-    for command in ("serve", "fit", "index", "eval", "isotropy", "report", "bench", "bench-search", "load"):
+    for command in ("serve", "fit", "index", "eval", "isotropy", "report", "compare", "bench", "bench-search", "load"):
         assert command in out
     assert "--fit-corpus" in run_cli("eval", "--help", env={}).stdout
 
@@ -125,6 +125,36 @@ def test_report_writes_the_table_and_plots(env, corpus, graded_pairs, tmp_path):
     assert "IsoScore" in md
     r = run_cli("report", "--out", str(out), "--pooling", "max", *args, env=env)
     assert r.returncode == 2 and "unknown pooling 'max'" in r.stderr
+
+
+def test_compare_tables_every_method_and_sif_only_where_it_applies(env, corpus, graded_pairs):
+    args = ["--fit-corpus", str(corpus), "--test-pairs", str(graded_pairs), "--tune-pairs", str(graded_pairs)]
+    r = run_cli("compare", "--pooling", "mean", "--pooling", "cls", "--flow-seconds", "5", *args, "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    methods = {(row["pooling"], row["method"]) for row in rows}
+    assert {("mean", m) for m in ("none", "center", "abtt", "whitening", "flow", "sif")} <= methods
+    assert ("cls", "flow") in methods and ("cls", "sif") not in methods  # SIF reweights an average: not CLS
+    assert all(row["fit_seconds"] >= 0 and row["apply_ms_per_1000"] > 0 and row["dim"] > 0 for row in rows)
+    none, sif = (next(row for row in rows if row["pooling"] == "mean" and row["method"] == m) for m in ("none", "sif"))
+    assert sif["spearman"] != none["spearman"]
+    table = run_cli("compare", "--pooling", "embedding_avg", "--flow-seconds", "5", *args, env=env).stdout
+    assert table.startswith("| method | embedding_avg | fit s | apply ms / 1k |") and "| sif (a=0.001) |" in table
+
+
+@pytest.mark.parametrize("method", ["flow", "sif"])
+def test_fit_and_eval_with_the_literatures_other_corrections(env, corpus, graded_pairs, tmp_path, method):
+    r = run_cli("fit", "--corpus", str(corpus), "--method", method, "--flow-seconds", "5",
+                "--out", str(tmp_path / "a.npz"), env=env)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    artifact = read_artifact_file(tmp_path / "a.npz")
+    assert artifact.method == method and artifact.id == r.stdout.strip() and artifact.arrays
+    r = run_cli("eval", "--pairs", str(graded_pairs), "--method", method, "--flow-seconds", "5", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["method"] == method and result["corrected_spearman"] != result["raw_spearman"]
+    r = run_cli("fit", "--corpus", str(corpus), "--method", "sif", "--pooling", "cls", env=env)
+    assert r.returncode == 2 and "mean or embedding_avg" in r.stderr
 
 
 def test_bad_input_files_exit_2_with_the_line(env, tmp_path):
