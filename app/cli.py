@@ -54,6 +54,10 @@ FlowSecondsOpt = Annotated[
     float, typer.Option(min=1, help="flow: training time limit in seconds; early stopping usually ends it sooner.")
 ]
 ThenWhitenOpt = Annotated[float | None, typer.Option(help="flow: then whiten its output with this alpha.")]
+AlsoOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="auto: let flow and/or sif (repeatable) compete with the linear choice on the tuning pairs."),
+]
 SifAOpt = Annotated[float, typer.Option(min=1e-9, help="sif: a in the token weight a / (a + p(w)).")]
 
 
@@ -63,6 +67,8 @@ def _fit(settings, backbone, sentences, method, params, source, tuning, engine, 
 
     if engine == "local":
         return fit_artifact(backbone, sentences, method, params, source=source, tuning=tuning)
+    if method in ("flow", "sif") or params.get("also"):
+        raise ValueError(f"{method} {params} trains on the vectors themselves: use --engine local")
     from app.distributed import encode_stats_on_ray, ray_session
 
     with ray_session(address, workers):
@@ -91,7 +97,13 @@ def _method_params(method: str, dim: int | None, alpha: float, eps: float, drop:
         return {"dim": dim, "alpha": alpha, "eps": eps, "drop": drop or 0}
     if method == "abtt":
         return {"drop": 1 if drop is None else drop}
-    if method in ("none", "center", "auto"):
+    also = extra.get("also") or []
+    unknown = sorted(set(also) - {"flow", "sif"})
+    if unknown or (also and method != "auto"):
+        raise _fail(f"--also takes flow or sif, with --method auto; got {', '.join(unknown or also)}", EXIT_BAD_INPUT)
+    if method == "auto":
+        return {"also": list(also)} if also else {}
+    if method in ("none", "center"):
         return {}
     raise _fail(f"unknown method {method!r}; choose {', '.join(METHOD_NAMES)}", EXIT_BAD_INPUT)
 
@@ -172,6 +184,7 @@ def fit(
     flow_seconds: FlowSecondsOpt = 300.0,
     then_whiten: ThenWhitenOpt = None,
     sif_a: SifAOpt = 1e-3,
+    also: AlsoOpt = None,
     tune_pairs: TuneOpt = None,
     no_tune: NoTuneOpt = False,
     out: Annotated[Path | None, typer.Option(help="Artifact file; default DATA_DIR/artifacts/ID.npz.")] = None,
@@ -187,7 +200,16 @@ def fit(
 
     settings = _settings(pooling)
     params = _method_params(
-        method, dim, alpha, eps, drop, blocks=blocks, flow_seconds=flow_seconds, then_whiten=then_whiten, sif_a=sif_a
+        method,
+        dim,
+        alpha,
+        eps,
+        drop,
+        blocks=blocks,
+        flow_seconds=flow_seconds,
+        then_whiten=then_whiten,
+        sif_a=sif_a,
+        also=also,
     )
     sentences = read_corpus(corpus)
     backbone = _offline_backbone(settings)
@@ -269,6 +291,7 @@ def evaluate(
     flow_seconds: FlowSecondsOpt = 300.0,
     then_whiten: ThenWhitenOpt = None,
     sif_a: SifAOpt = 1e-3,
+    also: AlsoOpt = None,
     tune_pairs: TuneOpt = None,
     no_tune: NoTuneOpt = False,
     engine: EngineOpt = "local",
@@ -284,7 +307,16 @@ def evaluate(
 
     settings = _settings(pooling)
     params = _method_params(
-        method, dim, alpha, eps, drop, blocks=blocks, flow_seconds=flow_seconds, then_whiten=then_whiten, sif_a=sif_a
+        method,
+        dim,
+        alpha,
+        eps,
+        drop,
+        blocks=blocks,
+        flow_seconds=flow_seconds,
+        then_whiten=then_whiten,
+        sif_a=sif_a,
+        also=also,
     )
     data = read_pairs(pairs)
     backbone = _offline_backbone(settings)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
+from scipy.stats import spearmanr
 from tqdm.auto import tqdm
 
 from app.backbones.base import Backbone
@@ -16,10 +17,11 @@ from app.correction.methods import Spectrum
 from app.correction.sif import DEFAULT_A, SIF_POOLINGS, remove_first_component, sif_weights, token_counts
 from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
 from app.datasets import Pairs, corpus_sha256
-from app.tuning import TuningPairs, default_choice, score_candidates, select
+from app.tuning import MIN_GAIN, Candidate, TuningPairs, default_choice, gain_lower_bound, score_candidates, select
 
 CHUNK = 512
 ISOTROPY_SAMPLE = 20_000  # rows of the fitting corpus the isotropy figures are computed on
+ALSO_METHODS = ("flow", "sif")  # what `auto` can weigh against its linear choice when asked to
 FLOW_PARAMS = ("blocks", "hidden", "lr", "max_seconds")  # of FlowTraining, settable from the command line
 
 
@@ -64,7 +66,7 @@ def encode_pairs(backbone: Backbone, pairs: Pairs, *, name: str = "", progress: 
     """Both sides of labelled pairs as vectors, ready to score corrections on."""
     vectors = encode_all(backbone, pairs.left + pairs.right, desc=f"pairs {name}".strip(), progress=progress)
     n = len(pairs)
-    return TuningPairs(vectors[:n], vectors[n:], pairs.scores, name)
+    return TuningPairs(vectors[:n], vectors[n:], pairs.scores, name, (list(pairs.left), list(pairs.right)))
 
 
 def backbone_ref(backbone: Backbone) -> BackboneRef:
@@ -94,6 +96,8 @@ def fit_from_vectors(
         return fit_flow(backbone, sentences, vectors, params, source, progress)
     if method == "sif":
         return fit_sif(backbone, sentences, params, source, progress)
+    if method == "auto" and params.get("also"):
+        return fit_auto_also(backbone, sentences, vectors, params["also"], source, tuning, progress)
     stats = CovarianceStats(backbone.dim).update(vectors)
     return fit_from_stats(backbone, sentences, stats, sample_rows(vectors, ISOTROPY_SAMPLE), method, params, source,
                           tuning=tuning)  # fmt: skip
@@ -186,6 +190,46 @@ def fit_sif(
         arrays={SIF_WEIGHTS: weights},
     )
     return replace(artifact, extra={"isotropy": isotropy_pair(artifact, vectors)})
+
+
+def fit_auto_also(
+    backbone: Backbone,
+    sentences: Sequence[str],
+    vectors: np.ndarray,
+    also: Sequence[str],
+    source: str,
+    tuning: TuningPairs | None,
+    progress: bool = True,
+) -> CorrectionArtifact:
+    """`auto` with flow and/or SIF competing: each is fitted, scored on the tuning pairs like the linear choice,
+    and replaces it only if its gain's 95% bootstrap lower bound is worth MIN_GAIN."""
+    linear = fit_from_vectors(backbone, sentences, vectors, "auto", {}, source, tuning=tuning, progress=progress)
+    others = [m for m in dict.fromkeys(also) if m in ALSO_METHODS and (m != "sif" or backbone.pooling in SIF_POOLINGS)]
+    if tuning is None or tuning.texts is None or not others:
+        return linear
+    texts = tuning.texts[0] + tuning.texts[1]
+    raw = np.vstack([tuning.left, tuning.right])
+
+    def candidate(artifact: CorrectionArtifact) -> Candidate:
+        y = corrected_vectors(backbone, Correction(artifact), texts, raw, progress=False)
+        n = len(tuning.gold)
+        cosines = np.sum(y[:n] * y[n:], axis=1)
+        score = 100.0 * spearmanr(cosines, tuning.gold).statistic
+        return Candidate(artifact.method, artifact.params, artifact.out_dim, score, 0.0, cosines)
+
+    base = candidate(linear)
+    fitted = [fit_from_vectors(backbone, sentences, vectors, m, {}, source, progress=progress) for m in others]
+    scored = [(candidate(a), a) for a in fitted]
+    best, best_artifact = max(scored, key=lambda pair: pair[0].score)
+    lower = gain_lower_bound(best, base, tuning.gold) if best.score > base.score else 0.0
+    chosen = best_artifact if lower >= MIN_GAIN else linear
+    record = {
+        **linear.extra.get("selection", {}),
+        "also": {c.method: round(c.score, 2) for c, _ in scored},
+        "linear_choice": {"method": linear.method, "params": linear.params, "score": round(base.score, 2)},
+        "also_gain_lower_bound": round(lower, 2),
+    }
+    return replace(chosen, extra={**chosen.extra, "selection": record})
 
 
 def isotropy_pair(artifact: CorrectionArtifact, vectors: np.ndarray) -> dict:

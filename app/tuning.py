@@ -36,6 +36,7 @@ class TuningPairs:
     right: np.ndarray
     gold: np.ndarray
     name: str = ""
+    texts: tuple[list[str], list[str]] | None = None  # for corrections that encode their own way (SIF)
 
     @property
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -44,11 +45,15 @@ class TuningPairs:
     @classmethod
     def concat(cls, parts: list[TuningPairs]) -> TuningPairs:
         """Several files scored as one set (more pairs, less noise in the choice)."""
+        texts = None
+        if all(p.texts is not None for p in parts):
+            texts = ([t for p in parts for t in p.texts[0]], [t for p in parts for t in p.texts[1]])
         return cls(
             np.vstack([p.left for p in parts]),
             np.vstack([p.right for p in parts]),
             np.concatenate([p.gold for p in parts]),
             "+".join(p.name for p in parts),
+            texts,
         )
 
 

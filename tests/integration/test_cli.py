@@ -157,6 +157,23 @@ def test_fit_and_eval_with_the_literatures_other_corrections(env, corpus, graded
     assert r.returncode == 2 and "mean or embedding_avg" in r.stderr
 
 
+def test_auto_weighs_flow_and_sif_against_its_linear_choice(env, corpus, graded_pairs, tmp_path):
+    args = ["--corpus", str(corpus), "--method", "auto", "--tune-pairs", str(graded_pairs), "--flow-seconds", "5"]
+    r = run_cli("fit", *args, "--also", "flow", "--also", "sif", "--out", str(tmp_path / "a.npz"), env=env)
+    assert r.returncode == 0, r.stderr
+    artifact = read_artifact_file(tmp_path / "a.npz")
+    selection = artifact.extra["selection"]
+    assert set(selection["also"]) == {"flow", "sif"}
+    assert selection["linear_choice"]["score"] == pytest.approx(selection["score"], abs=0.05)
+    best_other = max(selection["also"], key=selection["also"].get)
+    if selection["also_gain_lower_bound"] >= 0.1:
+        assert artifact.method == best_other and selection["also"][best_other] > selection["score"]
+    else:
+        assert artifact.method == selection["linear_choice"]["method"]
+    r = run_cli("fit", *args, "--also", "pca", env=env)
+    assert r.returncode == 2 and "--also takes flow or sif" in r.stderr
+
+
 def test_bad_input_files_exit_2_with_the_line(env, tmp_path):
     r = run_cli("eval", "--pairs", str(tmp_path / "missing.tsv"), env=env)
     assert r.returncode == 2 and "file not found" in r.stderr
