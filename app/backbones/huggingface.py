@@ -109,7 +109,9 @@ class HuggingFaceBackbone:
         self.fingerprint = make_fingerprint(
             model=self.name, weights=hash_weights(model_path), pooling=pooling, max_length=self.max_length
         )
-        self._needs_all_layers = pooling in ("first_last_avg", "embedding_avg")
+        self._needs_all_layers = pooling == "first_last_avg"
+        # The input embeddings come before every layer: embedding_avg needs no transformer layer at all.
+        self._embeddings_only = pooling == "embedding_avg" and hasattr(self.model, "embeddings")
         self._packed = PackedBert(self.model) if packed and supports_packed(self.model) else None
         self._lock = threading.Lock()
         self._count_lock = threading.Lock()
@@ -133,7 +135,11 @@ class HuggingFaceBackbone:
     @torch.inference_mode()
     def _encode_batch(self, features: dict[str, list[list[int]]], rows: list[int], token_weights) -> np.ndarray:
         selected = {key: [values[i] for i in rows] for key, values in features.items()}
-        if self._packed is not None:
+        if self._embeddings_only:
+            batch = _pad(selected, self._pad_id)
+            hidden = (self.model.embeddings(input_ids=batch["input_ids"], token_type_ids=batch.get("token_type_ids")),)
+            mask = batch["attention_mask"]
+        elif self._packed is not None:
             hidden, mask = self._packed(selected["input_ids"], selected.get("token_type_ids"), self._needs_all_layers)
         else:
             batch = _pad(selected, self._pad_id)

@@ -142,3 +142,16 @@ def test_token_weights_reweight_the_averaging_poolings_and_only_those(tiny_bert)
     assert not np.allclose(backbone.encode(texts, some)[0], plain[0], atol=1e-3)
     with pytest.raises(ValueError, match="not 'cls'"):
         HuggingFaceBackbone(tiny_bert, pooling="cls", max_length=32).encode(texts, ones)
+
+
+def test_embedding_avg_runs_no_layer_and_matches_the_full_forwards_input_states(tiny_bert):
+    backbone = HuggingFaceBackbone(tiny_bert, pooling="embedding_avg", max_length=32)
+    texts = ["the cat sat on the mat", "rain"]
+    batch = backbone.tokenizer(texts, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        states = backbone.model(**batch, output_hidden_states=True).hidden_states
+    want = pool("embedding_avg", states, batch["attention_mask"]).numpy()
+    calls = []
+    backbone.model.encoder.register_forward_hook(lambda *args: calls.append(1))
+    np.testing.assert_allclose(backbone.encode(texts), want, atol=1e-5)
+    assert calls == []  # the transformer layers never ran
