@@ -51,7 +51,7 @@ AddressOpt = Annotated[
 WorkersOpt = Annotated[int, typer.Option(min=1, help="ray: encoding actors, one backbone each.")]
 BlocksOpt = Annotated[int, typer.Option(min=1, help="flow: Glow blocks (actnorm, linear mixing, affine coupling).")]
 FlowSecondsOpt = Annotated[
-    float, typer.Option(min=1, help="flow: training time limit in seconds; early stopping usually ends it sooner.")
+    float, typer.Option(min=1, help="flow: training time limit in seconds (50 epochs or early stopping end it first).")
 ]
 ThenWhitenOpt = Annotated[float | None, typer.Option(help="flow: then whiten its output with this alpha.")]
 AlsoOpt = Annotated[
@@ -87,22 +87,22 @@ def _fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _method_params(method: str, dim: int | None, alpha: float, eps: float, drop: int | None, **extra) -> dict:
-    """The parameters each method takes, from the shared options (`extra`: flow's and SIF's own)."""
-    if method == "flow":
-        return {"blocks": extra["blocks"], "max_seconds": extra["flow_seconds"], "whiten": extra["then_whiten"]}
-    if method == "sif":
-        return {"a": extra["sif_a"]}
-    if method == "whitening":
-        return {"dim": dim, "alpha": alpha, "eps": eps, "drop": drop or 0}
-    if method == "abtt":
-        return {"drop": 1 if drop is None else drop}
-    also = extra.get("also") or []
+def _method_params(method: str, options: dict) -> dict:
+    """The parameters `method` takes, picked by name from the options of the command (fit, eval) it runs in."""
+    also = options["also"] or []
     unknown = sorted(set(also) - {"flow", "sif"})
     if unknown or (also and method != "auto"):
         raise _fail(f"--also takes flow or sif, with --method auto; got {', '.join(unknown or also)}", EXIT_BAD_INPUT)
     if method == "auto":
         return {"also": list(also)} if also else {}
+    if method == "flow":
+        return {"blocks": options["blocks"], "max_seconds": options["flow_seconds"], "whiten": options["then_whiten"]}
+    if method == "sif":
+        return {"a": options["sif_a"]}
+    if method == "whitening":
+        return {"dim": options["dim"], "alpha": options["alpha"], "eps": options["eps"], "drop": options["drop"] or 0}
+    if method == "abtt":
+        return {"drop": 1 if options["drop"] is None else options["drop"]}
     if method in ("none", "center"):
         return {}
     raise _fail(f"unknown method {method!r}; choose {', '.join(METHOD_NAMES)}", EXIT_BAD_INPUT)
@@ -181,7 +181,7 @@ def fit(
     eps: EpsOpt = 0.0,
     drop: DropOpt = None,
     blocks: BlocksOpt = 4,
-    flow_seconds: FlowSecondsOpt = 300.0,
+    flow_seconds: FlowSecondsOpt = 600.0,
     then_whiten: ThenWhitenOpt = None,
     sif_a: SifAOpt = 1e-3,
     also: AlsoOpt = None,
@@ -199,18 +199,7 @@ def fit(
     from app.datasets import read_corpus
 
     settings = _settings(pooling)
-    params = _method_params(
-        method,
-        dim,
-        alpha,
-        eps,
-        drop,
-        blocks=blocks,
-        flow_seconds=flow_seconds,
-        then_whiten=then_whiten,
-        sif_a=sif_a,
-        also=also,
-    )
+    params = _method_params(method, locals())
     sentences = read_corpus(corpus)
     backbone = _offline_backbone(settings)
     tuning = _tuning(backbone, method, tune_pairs, no_tune, settings)
@@ -288,7 +277,7 @@ def evaluate(
     eps: EpsOpt = 0.0,
     drop: DropOpt = None,
     blocks: BlocksOpt = 4,
-    flow_seconds: FlowSecondsOpt = 300.0,
+    flow_seconds: FlowSecondsOpt = 600.0,
     then_whiten: ThenWhitenOpt = None,
     sif_a: SifAOpt = 1e-3,
     also: AlsoOpt = None,
@@ -306,18 +295,7 @@ def evaluate(
     from app.fitting import corrected_vectors, encode_all, fit_from_vectors
 
     settings = _settings(pooling)
-    params = _method_params(
-        method,
-        dim,
-        alpha,
-        eps,
-        drop,
-        blocks=blocks,
-        flow_seconds=flow_seconds,
-        then_whiten=then_whiten,
-        sif_a=sif_a,
-        also=also,
-    )
+    params = _method_params(method, locals())
     data = read_pairs(pairs)
     backbone = _offline_backbone(settings)
     tuning = _tuning(backbone, method, tune_pairs, no_tune, settings, evaluated=pairs)
@@ -449,22 +427,31 @@ def compare(
     fit_corpus: Annotated[Path, typer.Option(help="Corpus every method is fitted on.")] = ROOT / STS / "sts-train.csv",
     test_pairs: Annotated[Path, typer.Option(help="Labelled pairs the table scores.")] = ROOT / STS / "sts-test.csv",
     tune_pairs: TuneOpt = None,
-    flow_seconds: FlowSecondsOpt = 300.0,
+    method: Annotated[
+        list[str] | None, typer.Option(help="Only these methods (repeatable: none, center, abtt, whitening, ...).")
+    ] = None,
+    flow_seconds: FlowSecondsOpt = 600.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Every correction (none, center, ABTT, whitening, auto, flow, SIF) x poolings: Spearman, dims, fit and
     apply cost, as one Markdown table."""
-    from app.comparison import as_records, compare_pooling, markdown_table
+    from app.comparison import COMPARE_METHODS, as_records, compare_pooling, markdown_table
     from app.datasets import read_corpus, read_pairs
     from app.fitting import corrected_vectors, encode_all, fit_from_vectors
 
+    methods = [m for m in COMPARE_METHODS if not method or m[1] in method]
+    known = [name for _, name, _ in COMPARE_METHODS]
+    unknown = sorted(set(method or []) - set(known))
+    if unknown:
+        raise _fail(f"unknown method {unknown[0]!r}; choose from {', '.join(known)}", EXIT_BAD_INPUT)
     corpus, test = read_corpus(fit_corpus), read_pairs(test_pairs)
     rows = []
     for name in _poolings(pooling):
         settings = _settings(name)
         backbone = _offline_backbone(settings)
         vectors = encode_all(backbone, corpus, desc=f"{name}: fitting corpus")
-        tuning = _tuning(backbone, "auto", tune_pairs, False, settings, evaluated=test_pairs)
+        needs_tuning = any(m == "auto" for _, m, _ in methods)
+        tuning = _tuning(backbone, "auto", tune_pairs, not needs_tuning, settings, evaluated=test_pairs)
         test_raw = encode_all(backbone, test.left + test.right, desc=f"{name}: test pairs")
 
         def fit(method, params, backbone=backbone, vectors=vectors, tuning=tuning):
@@ -474,7 +461,7 @@ def compare(
         def correct(correction, texts, raw, backbone=backbone):
             return corrected_vectors(backbone, correction, texts, raw, progress=False)
 
-        rows += compare_pooling(name, fit, correct, test, test_raw)
+        rows += compare_pooling(name, fit, correct, test, test_raw, methods)
         typer.echo(f"{name}: " + ", ".join(f"{r.label} {r.spearman:.2f}" for r in rows if r.pooling == name), err=True)
     if as_json:
         typer.echo(json.dumps({"fit": fit_corpus.name, "test": test_pairs.name, "rows": as_records(rows)}))
