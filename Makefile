@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 STS := datasets/stsbenchmark
 
-.PHONY: install run test lint models eval clean
+.PHONY: install run test lint models eval compare clean
 
 install: $(STAMP)
 
@@ -40,6 +40,10 @@ eval: install
 	for p in mean cls first_last_avg embedding_avg; do \
 	  $(PY) -m app eval --pairs $(STS)/sts-test.csv --fit-corpus $(STS)/sts-train.csv --pooling $$p --method auto --json || exit 1; \
 	done
+
+## Every correction (flow and SIF included) x poolings on STS-B test, as the README's table.
+compare: install
+	$(PY) -m app compare
 
 clean:
 	rm -rf $(VENV) var build *.egg-info

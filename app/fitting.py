@@ -95,7 +95,7 @@ def fit_from_vectors(
     if method == "flow":
         return fit_flow(backbone, sentences, vectors, params, source, progress)
     if method == "sif":
-        return fit_sif(backbone, sentences, params, source, progress)
+        return fit_sif(backbone, sentences, vectors, params, source, progress)
     if method == "auto" and params.get("also"):
         return fit_auto_also(backbone, sentences, vectors, params["also"], source, tuning, progress)
     stats = CovarianceStats(backbone.dim).update(vectors)
@@ -171,7 +171,7 @@ def fit_flow(
 
 
 def fit_sif(
-    backbone: Backbone, sentences: Sequence[str], params: dict, source: str = "", progress: bool = True
+    backbone: Backbone, sentences: Sequence[str], raw: np.ndarray, params: dict, source: str = "", progress=True
 ) -> CorrectionArtifact:
     """SIF: token weights from the corpus's own counts, the corpus pooled with them, its first component removed."""
     if backbone.pooling not in SIF_POOLINGS:
@@ -189,7 +189,7 @@ def fit_sif(
         W=W,
         arrays={SIF_WEIGHTS: weights},
     )
-    return replace(artifact, extra={"isotropy": isotropy_pair(artifact, vectors)})
+    return replace(artifact, extra={"isotropy": isotropy_pair(artifact, raw, vectors)})
 
 
 def fit_auto_also(
@@ -232,10 +232,11 @@ def fit_auto_also(
     return replace(chosen, extra={**chosen.extra, "selection": record})
 
 
-def isotropy_pair(artifact: CorrectionArtifact, vectors: np.ndarray) -> dict:
-    """Isotropy figures of the fitting corpus's vectors, as they come and corrected."""
-    sample = sample_rows(vectors, ISOTROPY_SAMPLE)
-    return {"raw": isotropy_report(sample), "corrected": isotropy_report(Correction(artifact).apply(sample))}
+def isotropy_pair(artifact: CorrectionArtifact, raw: np.ndarray, pooled: np.ndarray | None = None) -> dict:
+    """Isotropy of the fitting corpus's vectors, as the backbone gives them and corrected (from `pooled`: SIF's)."""
+    pooled = raw if pooled is None else pooled
+    corrected = Correction(artifact).apply(sample_rows(pooled, ISOTROPY_SAMPLE))
+    return {"raw": isotropy_report(sample_rows(raw, ISOTROPY_SAMPLE)), "corrected": isotropy_report(corrected)}
 
 
 def corrected_vectors(

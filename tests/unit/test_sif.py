@@ -45,8 +45,10 @@ def test_reweighted_pooling_in_the_hashing_backbone():
 
 def test_a_sif_artifact_stores_its_weights_and_corrects_reweighted_vectors():
     backbone = HashingBackbone(dim=16)
-    artifact = fit_from_vectors(backbone, CORPUS, np.empty((0, 16)), "sif", {"a": 1e-2}, progress=False)
+    artifact = fit_from_vectors(backbone, CORPUS, backbone.encode(CORPUS), "sif", {"a": 1e-2}, progress=False)
     assert artifact.method == "sif" and artifact.params == {"a": 1e-2}
+    iso = artifact.extra["isotropy"]  # raw: the backbone's own vectors; corrected: reweighted, component removed
+    assert iso["corrected"]["mean_random_cosine"] < iso["raw"]["mean_random_cosine"]
     weights = artifact.arrays[WEIGHTS_KEY]
     assert weights.shape == (backbone.vocab_size,)
     the = backbone.token_ids(["the"])[0][0]
