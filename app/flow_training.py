@@ -1,6 +1,8 @@
 """Training the flow (BERT-flow, Li et al. 2020) by maximum likelihood, in torch on the CPU, offline.
 
-The trained weights are exported to `app.correction.flow.Flow`, which applies them in numpy.
+It starts from the corpus's whitening, the maximum-likelihood linear flow, and early stopping counts
+that start, so the held-out likelihood never ends below it. The trained weights are exported to
+`app.correction.flow.Flow`, which applies them in numpy.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """A Glow-style normalizing flow applied in numpy: the weights come from `app.flow_training`.
 
-Each block is actnorm, an invertible linear map, then an affine coupling whose log-scale is bounded
-by tanh; inputs are made finite and clipped first. So any input, however extreme, maps to a finite
-output, and the map is exactly invertible on the clipped range.
+A fixed first stage whitens (the corpus's mean and U S^-1/2); then each block is actnorm, an invertible
+linear map and an affine coupling whose log-scale is bounded by tanh. Inputs are made finite and
+clipped first, so any input, however extreme, maps to a finite output, and the map is exactly
+invertible on the clipped range.
 """
 
 from __future__ import annotations

@@ -140,6 +140,10 @@ def test_compare_tables_every_method_and_sif_only_where_it_applies(env, corpus, 
     assert sif["spearman"] != none["spearman"]
     table = run_cli("compare", "--pooling", "embedding_avg", "--flow-seconds", "5", *args, env=env).stdout
     assert table.startswith("| method | embedding_avg | fit s | apply ms / 1k |") and "| sif (a=0.001) |" in table
+    only = run_cli("compare", "--pooling", "cls", "--method", "none", "--method", "sif", *args, "--json", env=env)
+    assert [row["method"] for row in json.loads(only.stdout)["rows"]] == ["none"]  # no SIF for CLS
+    r = run_cli("compare", "--method", "pca", *args, env=env)
+    assert r.returncode == 2 and "unknown method 'pca'" in r.stderr
 
 
 @pytest.mark.parametrize("method", ["flow", "sif"])
