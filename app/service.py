@@ -318,25 +318,22 @@ class EmbeddingService:
         return list(left) + list(right)
 
     @staticmethod
-    def _pair_scores(raw: np.ndarray, pooled: np.ndarray, correction: Correction | None, n: int):
-        """Corrected cosines (of `pooled`: the raw vectors, or SIF's reweighted ones) and raw cosines."""
+    def _pair_scores(raw: np.ndarray | None, pooled: np.ndarray, correction: Correction | None, n: int):
+        """Corrected cosines (of `pooled`: the raw vectors, or SIF's reweighted ones), raw cosines if `raw`."""
         corrected = project(pooled, correction)
-        raw_unit = l2_normalize(raw)
         scores = np.sum(corrected[:n] * corrected[n:], axis=1)
-        raw_scores = np.sum(raw_unit[:n] * raw_unit[n:], axis=1)
+        raw_unit = None if raw is None else l2_normalize(raw)
+        raw_scores = None if raw_unit is None else np.sum(raw_unit[:n] * raw_unit[n:], axis=1)
         return scores, raw_scores, (correction.id if correction else None)
 
-    def similarity(self, left: Sequence[str], right: Sequence[str]):
-        """Corrected and raw cosine of each (left[i], right[i]), and the correction id."""
-        texts, (correction, weights) = self._pair_texts(left, right), self._served(True)
-        raw = self.encode_raw(texts)
-        pooled = raw if weights is None else self.encode_raw(texts, weights)
-        return self._pair_scores(raw, pooled, correction, len(left))
+    async def similarity_async(self, left: Sequence[str], right: Sequence[str], *, with_raw: bool = True):
+        """Corrected cosine of each (left[i], right[i]), the raw cosine (None unless `with_raw`), the correction id.
 
-    async def similarity_async(self, left: Sequence[str], right: Sequence[str]):
+        A correction that pools its own way (SIF) needs a second encoding for the raw cosine: only if asked.
+        """
         texts, (correction, weights) = self._pair_texts(left, right), self._served(True)
-        raw = await self.encode_raw_async(texts)
-        pooled = raw if weights is None else await self.encode_raw_async(texts, weights)
+        pooled = await self.encode_raw_async(texts, weights)
+        raw = pooled if weights is None else (await self.encode_raw_async(texts) if with_raw else None)
         return self._pair_scores(raw, pooled, correction, len(left))
 
     # --- documents and search -------------------------------------------------------------------------

@@ -56,7 +56,7 @@ async def similarity(body: SimilarityRequest, service: ServiceDep) -> Response:
         left, right = [p[0] for p in body.pairs], [p[1] for p in body.pairs]
     else:
         left, right = [body.source] * len(body.targets), list(body.targets)
-    scores, raw_scores, correction = await service.similarity_async(left, right)
+    scores, raw_scores, correction = await service.similarity_async(left, right, with_raw=body.compare_raw)
     response = SimilarityResponse(
         scores=scores.tolist(),
         raw_scores=raw_scores.tolist() if body.compare_raw else None,

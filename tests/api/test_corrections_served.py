@@ -41,6 +41,10 @@ def test_embed_similarity_and_search_use_the_served_correction(served):
         raw = backbone.encode(DOCS[:2])
         raw_cos = raw[0] @ raw[1] / np.linalg.norm(raw[0]) / np.linalg.norm(raw[1])
         assert sim["raw_scores"][0] == pytest.approx(float(raw_cos), abs=1e-5)  # raw stays the backbone's own
+        encoded = c.get("/info").json()["engine"]["texts_encoded"]
+        plain = c.post("/similarity", json={"pairs": [[DOCS[0], DOCS[2]]]}).json()
+        assert "raw_scores" not in plain and plain["scores"][0] == pytest.approx(float(want[0] @ want[2]), abs=1e-5)
+        assert c.get("/info").json()["engine"]["texts_encoded"] - encoded == 2  # SIF too: no raw pass unasked
         documents = [{"id": f"d{i}", "text": t} for i, t in enumerate(DOCS)]
         assert c.post("/documents", json={"documents": documents}).status_code == 201
         hits = c.get("/search", params={"q": DOCS[2], "k": 3}).json()["results"]
