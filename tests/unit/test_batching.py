@@ -106,3 +106,31 @@ def test_length_batches_respect_count_and_token_budget():
         assert len(batch) <= 3 and len(batch) * max(lengths[i] for i in batch) <= 200
         assert [lengths[i] for i in batch] == sorted(lengths[i] for i in batch)
     assert length_batches([500], max_texts=4, max_tokens=100) == [[0]]  # one text over budget goes alone
+
+
+def test_a_round_never_mixes_poolings():
+    class Recording(HashingBackbone):
+        def __init__(self):
+            super().__init__(dim=16)
+            self.gate, self.rounds = threading.Event(), []
+
+        def encode(self, texts, token_weights=None):
+            self.gate.wait()
+            self.rounds.append((len(texts), token_weights is not None))
+            return super().encode(texts, token_weights)
+
+    backbone = Recording()
+    sif = np.full(backbone.vocab_size, 0.5, dtype=np.float32)
+    engine = BatchingEngine(backbone, round_texts=64)
+    try:
+        blocker = engine.submit(["held"])  # the worker waits on the gate with this round
+        time.sleep(0.05)
+        jobs = [engine.submit(["a b"] * 2, w) for w in (sif, sif, None, None, sif)]
+        backbone.gate.set()
+        results = [job.result(5) for job in jobs]
+        blocker.result(5)
+    finally:
+        engine.close()
+    assert backbone.rounds == [(1, False), (4, True), (4, False), (2, True)]  # arrival order, alike only
+    np.testing.assert_allclose(results[0], HashingBackbone(dim=16).encode(["a b"] * 2, sif), atol=1e-6)
+    np.testing.assert_allclose(results[2], HashingBackbone(dim=16).encode(["a b"] * 2), atol=1e-6)
