@@ -54,6 +54,9 @@ FlowSecondsOpt = Annotated[
     float, typer.Option(min=1, help="flow: training time limit in seconds (50 epochs or early stopping end it first).")
 ]
 ThenWhitenOpt = Annotated[float | None, typer.Option(help="flow: then whiten its output with this alpha.")]
+PoolingsOpt = Annotated[list[str] | None, typer.Option(help="Poolings to compare (repeatable); default all four.")]
+FitCorpusOpt = Annotated[Path, typer.Option(help="Corpus every method is fitted on.")]
+TestPairsOpt = Annotated[Path, typer.Option(help="Labelled pairs the table scores.")]
 AlsoOpt = Annotated[
     list[str] | None,
     typer.Option(help="auto: let flow and/or sif (repeatable) compete with the linear choice on the tuning pairs."),
@@ -376,11 +379,9 @@ def isotropy(
 @_guarded
 def report(
     out: Annotated[Path, typer.Option(help="Folder for report.md and the PNG plots (created).")],
-    pooling: Annotated[
-        list[str] | None, typer.Option(help="Poolings to compare (repeatable); default all four.")
-    ] = None,
-    fit_corpus: Annotated[Path, typer.Option(help="Corpus every method is fitted on.")] = ROOT / STS / "sts-train.csv",
-    test_pairs: Annotated[Path, typer.Option(help="Labelled pairs the table scores.")] = ROOT / STS / "sts-test.csv",
+    pooling: PoolingsOpt = None,
+    fit_corpus: FitCorpusOpt = ROOT / STS / "sts-train.csv",
+    test_pairs: TestPairsOpt = ROOT / STS / "sts-test.csv",
     tune_pairs: TuneOpt = None,
 ) -> None:
     """Write a Markdown summary (methods x poolings on STS-B test, isotropy) and plots to OUT."""
@@ -421,11 +422,9 @@ def report(
 @cli.command()
 @_guarded
 def compare(
-    pooling: Annotated[
-        list[str] | None, typer.Option(help="Poolings to compare (repeatable); default all four.")
-    ] = None,
-    fit_corpus: Annotated[Path, typer.Option(help="Corpus every method is fitted on.")] = ROOT / STS / "sts-train.csv",
-    test_pairs: Annotated[Path, typer.Option(help="Labelled pairs the table scores.")] = ROOT / STS / "sts-test.csv",
+    pooling: PoolingsOpt = None,
+    fit_corpus: FitCorpusOpt = ROOT / STS / "sts-train.csv",
+    test_pairs: TestPairsOpt = ROOT / STS / "sts-test.csv",
     tune_pairs: TuneOpt = None,
     method: Annotated[
         list[str] | None, typer.Option(help="Only these methods (repeatable: none, center, abtt, whitening, ...).")
