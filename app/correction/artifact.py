@@ -58,7 +58,7 @@ class CorrectionArtifact:
     created_at: str = ""
     id: str = ""
     extra: dict = field(default_factory=dict)
-    arrays: dict = field(default_factory=dict, repr=False)  # a nonlinear stage applied before (x - mu) @ W
+    arrays: dict = field(default_factory=dict, repr=False)  # stages before (x - mu) @ W: flow weights, SIF weights
 
     @classmethod
     def create(cls, *, method, params, backbone, corpus, mu, W, extra=None, arrays=None) -> CorrectionArtifact:
