@@ -12,14 +12,11 @@ from app.correction import Correction, CorrectionArtifact
 from app.correction.sif import DEFAULT_A, SIF_POOLINGS
 from app.datasets import Pairs
 from app.evaluation import spearman_x100
+from app.reporting import REPORT_METHODS
 
-# (label, method, params): each method with its usual parameters from the literature, then `auto`.
+# (label, method, params): the report's rows (the linear methods and `auto`), then flow and SIF.
 COMPARE_METHODS: tuple[tuple[str, str, dict], ...] = (
-    ("none", "none", {}),
-    ("center", "center", {}),
-    ("abtt (D=1)", "abtt", {"drop": 1}),
-    ("whitening (alpha 0.5)", "whitening", {"alpha": 0.5}),
-    ("auto", "auto", {}),
+    *REPORT_METHODS,
     ("flow", "flow", {}),
     (f"sif (a={DEFAULT_A:g})", "sif", {"a": DEFAULT_A}),
 )
