@@ -96,8 +96,8 @@ def _method_params(method: str, options: dict) -> dict:
     unknown = sorted(set(also) - {"flow", "sif"})
     if unknown or (also and method != "auto"):
         raise _fail(f"--also takes flow or sif, with --method auto; got {', '.join(unknown or also)}", EXIT_BAD_INPUT)
-    if method == "auto":
-        return {"also": list(also)} if also else {}
+    if method == "auto":  # flow and SIF, when asked to compete, with the parameters given for them
+        return {"also": {m: _method_params(m, {**options, "also": None}) for m in also}} if also else {}
     if method == "flow":
         return {"blocks": options["blocks"], "max_seconds": options["flow_seconds"], "whiten": options["then_whiten"]}
     if method == "sif":
@@ -444,12 +444,12 @@ def compare(
     if unknown:
         raise _fail(f"unknown method {unknown[0]!r}; choose from {', '.join(known)}", EXIT_BAD_INPUT)
     corpus, test = read_corpus(fit_corpus), read_pairs(test_pairs)
+    needs_tuning = any(m == "auto" for _, m, _ in methods)
     rows = []
     for name in _poolings(pooling):
         settings = _settings(name)
         backbone = _offline_backbone(settings)
         vectors = encode_all(backbone, corpus, desc=f"{name}: fitting corpus")
-        needs_tuning = any(m == "auto" for _, m, _ in methods)
         tuning = _tuning(backbone, "auto", tune_pairs, not needs_tuning, settings, evaluated=test_pairs)
         test_raw = encode_all(backbone, test.left + test.right, desc=f"{name}: test pairs")
 

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
-from scipy.stats import spearmanr
 from tqdm.auto import tqdm
 
 from app.backbones.base import Backbone
@@ -17,6 +16,7 @@ from app.correction.methods import Spectrum
 from app.correction.sif import DEFAULT_A, SIF_POOLINGS, remove_first_component, sif_weights, token_counts
 from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
 from app.datasets import Pairs, corpus_sha256
+from app.evaluation import spearman_x100
 from app.tuning import MIN_GAIN, Candidate, TuningPairs, default_choice, gain_lower_bound, score_candidates, select
 
 CHUNK = 512
@@ -196,15 +196,15 @@ def fit_auto_also(
     backbone: Backbone,
     sentences: Sequence[str],
     vectors: np.ndarray,
-    also: Sequence[str],
+    also: dict[str, dict],
     source: str,
     tuning: TuningPairs | None,
     progress: bool = True,
 ) -> CorrectionArtifact:
-    """`auto` with flow and/or SIF competing: each is fitted, scored on the tuning pairs like the linear choice,
-    and replaces it only if its gain's 95% bootstrap lower bound is worth MIN_GAIN."""
+    """`auto` with flow and/or SIF (`also`: method -> its params) competing: each is fitted, scored on the tuning
+    pairs like the linear choice, and replaces it only if its gain's 95% bootstrap lower bound is worth MIN_GAIN."""
     linear = fit_from_vectors(backbone, sentences, vectors, "auto", {}, source, tuning=tuning, progress=progress)
-    others = [m for m in dict.fromkeys(also) if m in ALSO_METHODS and (m != "sif" or backbone.pooling in SIF_POOLINGS)]
+    others = [m for m in also if m in ALSO_METHODS and (m != "sif" or backbone.pooling in SIF_POOLINGS)]
     if tuning is None or tuning.texts is None or not others:
         return linear
     texts = tuning.texts[0] + tuning.texts[1]
@@ -212,13 +212,12 @@ def fit_auto_also(
 
     def candidate(artifact: CorrectionArtifact) -> Candidate:
         y = corrected_vectors(backbone, Correction(artifact), texts, raw, progress=False)
-        n = len(tuning.gold)
-        cosines = np.sum(y[:n] * y[n:], axis=1)
-        score = 100.0 * spearmanr(cosines, tuning.gold).statistic
-        return Candidate(artifact.method, artifact.params, artifact.out_dim, score, 0.0, cosines)
+        left, right = y[: len(tuning.gold)], y[len(tuning.gold) :]
+        score = spearman_x100(left, right, tuning.gold)
+        return Candidate(artifact.method, artifact.params, artifact.out_dim, score, 0.0, np.sum(left * right, axis=1))
 
     base = candidate(linear)
-    fitted = [fit_from_vectors(backbone, sentences, vectors, m, {}, source, progress=progress) for m in others]
+    fitted = [fit_from_vectors(backbone, sentences, vectors, m, also[m], source, progress=progress) for m in others]
     scored = [(candidate(a), a) for a in fitted]
     best, best_artifact = max(scored, key=lambda pair: pair[0].score)
     lower = gain_lower_bound(best, base, tuning.gold) if best.score > base.score else 0.0

@@ -18,10 +18,8 @@ SIF_POOLINGS = ("mean", "embedding_avg")  # poolings that average token vectors,
 
 def token_counts(token_ids: Iterable[Iterable[int]], vocab_size: int) -> np.ndarray:
     """How often each token id occurs in a tokenized corpus."""
-    counts = np.zeros(vocab_size, dtype=np.int64)
-    for ids in token_ids:
-        np.add.at(counts, np.asarray(list(ids), dtype=np.int64), 1)
-    return counts
+    flat = np.fromiter((i for ids in token_ids for i in ids), dtype=np.int64)
+    return np.bincount(flat, minlength=vocab_size)
 
 
 def sif_weights(counts: np.ndarray, a: float = DEFAULT_A) -> np.ndarray:
