@@ -1,4 +1,4 @@
-"""create_app(settings): the FastAPI app whose lifespan builds the one service object."""
+"""create_app(settings): the FastAPI app whose lifespan builds the services once."""
 
 from __future__ import annotations
 
@@ -10,26 +10,25 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
-from app.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware
-from app.api.observability import Metrics, RequestContextMiddleware
-from app.api.openai_compat import router as openai_router
-from app.api.routes import router
-from app.core.errors import install_error_handlers
-from app.core.settings import Settings, get_settings
-from app.service import EmbeddingService
+from app.api.errors import install_error_handlers
+from app.api.metrics import Metrics
+from app.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, RequestContextMiddleware
+from app.api.routes import ROUTERS
+from app.core.config import Settings, get_settings
+from app.services.container import Services
 
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings | None = None, service: EmbeddingService | None = None) -> FastAPI:
-    """Build the app; pass `service` to serve an existing one (tests), else it is built at start-up."""
+def create_app(settings: Settings | None = None, services: Services | None = None) -> FastAPI:
+    """Build the app; pass `services` to serve existing ones (tests), else they are built at start-up."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        owned = service is None
-        app.state.service = service or await run_in_threadpool(EmbeddingService.from_settings, settings)
-        s = app.state.service
+        owned = services is None
+        app.state.services = services or await run_in_threadpool(Services.from_settings, settings)
+        s = app.state.services
         s.engine.on_round = metrics.observe_round
         log.info(
             "serving %s (%s) with correction %s",
@@ -40,7 +39,7 @@ def create_app(settings: Settings | None = None, service: EmbeddingService | Non
         try:
             yield
         finally:
-            app.state.service = None
+            app.state.services = None
             if owned:
                 s.close()
 
@@ -51,11 +50,11 @@ def create_app(settings: Settings | None = None, service: EmbeddingService | Non
         lifespan=lifespan,
     )
     metrics = Metrics()
-    metrics.watch(lambda: getattr(app.state, "service", None))
+    metrics.watch(lambda: getattr(app.state, "services", None))
     app.state.metrics = metrics
     install_error_handlers(app)
-    app.include_router(router)
-    app.include_router(openai_router)
+    for router in ROUTERS:
+        app.include_router(router)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(ApiKeyMiddleware, keys=[k.get_secret_value() for k in settings.api_keys])
     app.add_middleware(RequestContextMiddleware, metrics=metrics)  # outermost: every answer is counted and tagged

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -19,7 +17,8 @@ import httpx
 import pytest
 import uvicorn
 
-from app.core.settings import Settings
+from app.benchmarks.http import free_port, start_service
+from app.core.config import Settings
 from app.store.embedded import EmbeddedRedis
 from app.store.redis_store import RedisStore
 
@@ -70,12 +69,6 @@ def minilm():
     return build_backbone(Settings(backbone="huggingface", pooling="mean"))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def serve_app(app, timeout: float = 30.0) -> Iterator[httpx.Client]:
     """Run `app` under uvicorn on a free loopback port in a thread; yield a client for it."""
@@ -103,22 +96,11 @@ def server_log(proc: subprocess.Popen) -> str:
 
 
 def start_server(env: dict, base: str) -> subprocess.Popen:
-    """`python -m app serve` in a child process, once /ready answers 200."""
+    """`python -m app serve` in a child process, once /ready answers 200; its stderr kept for server_log()."""
     log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; read by server_log()
-    proc = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=log)  # fmt: skip
+    proc = start_service(env, base, log, cwd=ROOT, timeout=120)
     proc.log = log
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, server_log(proc)
-        try:
-            if httpx.get(f"{base}/ready", timeout=1).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    raise AssertionError("server did not become ready")
+    return proc
 
 
 def stop_server(proc: subprocess.Popen) -> None:

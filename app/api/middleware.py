@@ -1,15 +1,21 @@
-"""Checks made before any route runs: the API key, and the size of the body."""
+"""What runs around every route: the API key, the size of the body, and the request id with its metrics."""
 
 from __future__ import annotations
 
 import hmac
+import re
+import time
+import uuid
 from collections.abc import Sequence
 
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.core.errors import error_body
+from app.api.errors import error_body
+from app.api.metrics import Metrics
 
+REQUEST_ID = "x-request-id"
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # a caller's id is echoed only if it cannot inject anything
 # Liveness probes carry no credentials; the page is static (its calls send the key the user types).
 OPEN_PATHS = frozenset({"/health", "/"})
 
@@ -74,3 +80,37 @@ class BodyLimitMiddleware:
             return messages.pop(0) if messages else await receive()
 
         await self.app(scope, replay, send)
+
+
+class RequestContextMiddleware:
+    """Gives every response an X-Request-ID (the caller's if it is safe, else a new one) and records metrics."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics):
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        offered = dict(scope["headers"]).get(REQUEST_ID.encode(), b"").decode("latin-1")
+        request_id = offered if _SAFE_ID.match(offered) else uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
+        status = [500]
+        started = time.perf_counter()
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (REQUEST_ID.encode(), request_id.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            route = scope.get("route")
+            path = getattr(route, "path", "unmatched")  # the template, so ids in paths do not explode labels
+            method = scope["method"]
+            self.metrics.requests.labels(path, method, str(status[0])).inc()
+            self.metrics.latency.labels(path, method).observe(time.perf_counter() - started)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -10,10 +10,13 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictInt,
     StrictStr,
     WithJsonSchema,
     model_validator,
 )
+
+from app.index.filters import Scalar
 
 
 def _not_blank(value: str) -> str:
@@ -90,9 +93,6 @@ class DocumentOut(BaseModel):
     metadata: dict[str, Any]
 
 
-Scalar = StrictStr | StrictBool | int | float | None
-
-
 class SearchRequest(Strict):
     q: Text = Field(description="The query text.")
     k: int = Field(10, ge=1, description="How many results (at most CE_MAX_K).")
@@ -113,3 +113,34 @@ class SearchResponse(BaseModel):
     query: str
     correction: str | None
     results: list[SearchHitOut]
+
+
+# OpenAI's embeddings API, as its official client sends and reads it.
+
+
+class EmbeddingsRequest(Strict):
+    input: Text | Annotated[list[Text], Field(min_length=1)] | list[StrictInt] | list[list[StrictInt]] = Field(
+        description="A text or a list of texts (token arrays are refused: the backbone has its own tokenizer)."
+    )
+    model: StrictStr = Field(description="The served model's id, as /v1/models lists it.")
+    encoding_format: Literal["float", "base64"] = "float"
+    dimensions: StrictInt | None = Field(None, ge=1, description="Keep the first k whitened dims (k <= served dim).")
+    user: StrictStr | None = None
+
+
+class EmbeddingItem(BaseModel):
+    object: Literal["embedding"] = "embedding"
+    index: int
+    embedding: list[float] | str
+
+
+class Usage(BaseModel):
+    prompt_tokens: int
+    total_tokens: int
+
+
+class EmbeddingsResponse(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[EmbeddingItem]
+    model: str
+    usage: Usage

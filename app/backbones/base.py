@@ -1,16 +1,13 @@
-"""The backbone seam: anything that turns texts into float32 vectors, and a registry to pick one."""
+"""The backbone seam: what turns texts into float32 vectors, and the fingerprint that names those vectors."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from app.core.settings import Settings
 
 
 @runtime_checkable
@@ -21,9 +18,20 @@ class Backbone(Protocol):
     fingerprint: str
     dim: int
     pooling: str
+    max_length: int  # tokens per text, special tokens included; longer texts are cut there
+    vocab_size: int  # token ids run below this: the length of SIF's weight table
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Return float32 vectors of shape (len(texts), dim), unnormalized."""
+    def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
+        """Float32 vectors of shape (len(texts), dim), unnormalized; `token_weights` (one per vocabulary id,
+        SIF's) reweight the tokens of the averaging poolings."""
+        ...
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Tokens per text before truncation; callable from any thread (truncation checks, usage)."""
+        ...
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The token ids the pooling sees (truncated as `encode` truncates): what SIF counts."""
         ...
 
 
@@ -31,38 +39,3 @@ def make_fingerprint(**parts: object) -> str:
     """A short stable hash of everything that determines a backbone's output vectors."""
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
-
-
-BackboneFactory = Callable[["Settings"], Backbone]
-_REGISTRY: dict[str, BackboneFactory] = {}
-
-
-def register(key: str) -> Callable[[BackboneFactory], BackboneFactory]:
-    """Decorator that makes a backbone selectable by the `CE_BACKBONE` setting."""
-
-    def deco(factory: BackboneFactory) -> BackboneFactory:
-        _REGISTRY[key] = factory
-        return factory
-
-    return deco
-
-
-def available() -> list[str]:
-    """Registry keys a user can choose from."""
-    _load_builtin()
-    return sorted(_REGISTRY)
-
-
-def build_backbone(settings: Settings) -> Backbone:
-    """Construct the backbone named by the settings."""
-    _load_builtin()
-    try:
-        factory = _REGISTRY[settings.backbone]
-    except KeyError:
-        raise ValueError(f"unknown backbone {settings.backbone!r}; choose one of {available()}") from None
-    return factory(settings)
-
-
-def _load_builtin() -> None:
-    """Import the built-in backbones so that their @register lines run."""
-    from app.backbones import hashing, huggingface  # noqa: F401

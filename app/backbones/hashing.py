@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.backbones.base import make_fingerprint, register
+from app.backbones.base import make_fingerprint
+from app.backbones.registry import register
 
 _WORD = re.compile(r"\w+")
 VOCAB_SIZE = 1 << 14  # words are hashed to ids in this range, so SIF can count and weigh them

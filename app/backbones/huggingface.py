@@ -19,14 +19,15 @@ import torch  # noqa: E402
 from transformers import AutoModel, AutoTokenizer  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
-from app.backbones.base import make_fingerprint, register  # noqa: E402
+from app.backbones.base import make_fingerprint  # noqa: E402
 from app.backbones.packed import PackedBert  # noqa: E402
 from app.backbones.packed import supports as supports_packed  # noqa: E402
-from app.correction.sif import SIF_POOLINGS  # noqa: E402
+from app.backbones.pooling import pool, pooling_named  # noqa: E402
+from app.backbones.registry import register  # noqa: E402
+from app.core.names import Pooling  # noqa: E402
 
 hf_logging.disable_progress_bar()  # a weight-loading bar on every start-up is noise, not progress
 
-POOLINGS = ("mean", "cls", "first_last_avg", "embedding_avg")
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 
 
@@ -51,32 +52,6 @@ def hash_weights(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def _masked_mean(hidden: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
-    """Mean over the non-padding tokens only; with `weights` (one per token), their weighted sum over the count."""
-    m = mask.unsqueeze(-1).to(hidden.dtype)
-    w = m if weights is None else m * weights.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * w).sum(1) / m.sum(1).clamp(min=1.0)
-
-
-def pool(
-    pooling: str, hidden_states: Sequence[torch.Tensor], mask: torch.Tensor, weights: torch.Tensor | None = None
-) -> torch.Tensor:
-    """Turn a model's hidden states into one vector per text; `weights` per token (SIF) for the averaging poolings."""
-    if weights is not None:
-        if pooling not in SIF_POOLINGS:
-            raise ValueError(f"token weights apply to the {' and '.join(SIF_POOLINGS)} poolings, not {pooling!r}")
-        return _masked_mean(hidden_states[-1 if pooling == "mean" else 0], mask, weights)
-    if pooling == "mean":
-        return _masked_mean(hidden_states[-1], mask)
-    if pooling == "cls":
-        return hidden_states[-1][:, 0]
-    if pooling == "first_last_avg":
-        return (_masked_mean(hidden_states[1], mask) + _masked_mean(hidden_states[-1], mask)) / 2
-    if pooling == "embedding_avg":
-        return _masked_mean(hidden_states[0], mask)
-    raise ValueError(f"unknown pooling {pooling!r}; choose one of {POOLINGS}")
-
-
 class HuggingFaceBackbone:
     """A transformers encoder plus a pooling; encodes length-sorted batches without gradients."""
 
@@ -85,14 +60,13 @@ class HuggingFaceBackbone:
         model_path: Path,
         *,
         name: str | None = None,
-        pooling: str = "mean",
+        pooling: str = Pooling.MEAN,
         max_length: int = 256,
         batch_size: int = 64,
         max_batch_tokens: int = 8192,
         packed: bool = True,
     ):
-        if pooling not in POOLINGS:
-            raise ValueError(f"unknown pooling {pooling!r}; choose one of {POOLINGS}")
+        pooling = pooling_named(pooling)
         model_path = Path(model_path)
         if not model_path.is_dir():
             raise FileNotFoundError(f"model folder not found: {model_path}")
@@ -109,9 +83,9 @@ class HuggingFaceBackbone:
         self.fingerprint = make_fingerprint(
             model=self.name, weights=hash_weights(model_path), pooling=pooling, max_length=self.max_length
         )
-        self._needs_all_layers = pooling == "first_last_avg"
+        self._needs_all_layers = pooling == Pooling.FIRST_LAST_AVG
         # The input embeddings come before every layer: embedding_avg needs no transformer layer at all.
-        self._embeddings_only = pooling == "embedding_avg" and hasattr(self.model, "embeddings")
+        self._embeddings_only = pooling == Pooling.EMBEDDING_AVG and hasattr(self.model, "embeddings")
         self._packed = PackedBert(self.model) if packed and supports_packed(self.model) else None
         self._lock = threading.Lock()
         self._count_lock = threading.Lock()

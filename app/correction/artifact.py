@@ -1,4 +1,4 @@
-"""The fitted correction as a versioned, checksummed artifact, and its application to batches."""
+"""The fitted correction as a versioned, checksummed artifact: its format and its checksum, nothing else."""
 
 from __future__ import annotations
 
@@ -10,20 +10,11 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from app.correction.flow import Flow
-from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
-
 FORMAT_VERSION = 1
 
 
 class ArtifactFormatError(ValueError):
     """Raised when bytes are not a valid artifact or their checksum does not match."""
-
-
-def l2_normalize(x: np.ndarray) -> np.ndarray:
-    """Unit rows; a zero row stays zero instead of becoming NaN."""
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, 1e-12)
 
 
 @dataclass(frozen=True)
@@ -148,34 +139,3 @@ class CorrectionArtifact:
         if art.checksum() != meta.get("checksum"):
             raise ArtifactFormatError(f"checksum mismatch for artifact {meta.get('id')!r}: file is corrupt")
         return art
-
-
-class Correction:
-    """Applies an artifact to whole batches in one matrix product, then normalizes."""
-
-    def __init__(self, artifact: CorrectionArtifact):
-        self.artifact = artifact
-        self._mu = artifact.mu
-        self._W = artifact.W
-        self._flow = Flow.from_arrays(artifact.arrays)
-        self.token_weights: np.ndarray | None = artifact.arrays.get(SIF_WEIGHTS)  # pooling weights (SIF), if any
-
-    @property
-    def id(self) -> str:
-        return self.artifact.id
-
-    @property
-    def dim(self) -> int:
-        return self.artifact.out_dim
-
-    def apply(self, x: np.ndarray, *, normalize: bool = True) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float32) if self._flow is None else self._flow.forward(x)
-        y = (x - self._mu) @ self._W
-        return l2_normalize(y) if normalize else y
-
-
-def project(raw: np.ndarray, correction: Correction | None, *, normalize: bool = True) -> np.ndarray:
-    """Vectors in a correction's space; with no correction, the raw vectors (unit rows when normalized)."""
-    if correction is None:
-        return l2_normalize(raw) if normalize else raw
-    return correction.apply(raw, normalize=normalize)

@@ -1,4 +1,4 @@
-"""A Glow-style normalizing flow applied in numpy: the weights come from `app.flow_training`.
+"""A Glow-style normalizing flow applied in numpy: the weights come from `app.correction.flow_training`.
 
 A fixed first stage whitens (the corpus's mean and U S^-1/2); then each block is actnorm, an invertible
 linear map and an affine coupling whose log-scale is bounded by tanh. Inputs are made finite and

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.correction.artifact import l2_normalize
+from app.correction.pipeline import l2_normalize
 
 RANDOM_PAIRS = 10_000
 
@@ -52,16 +52,22 @@ def partition_ratio(x: np.ndarray) -> float:
     return float(np.exp(log_z.min() - log_z.max()))
 
 
-def mean_random_cosine(x: np.ndarray, *, pairs: int = RANDOM_PAIRS, seed: int = 0) -> float:
-    """Average cosine of random pairs of distinct rows: near 0 when isotropic, near 1 in a narrow cone."""
+def random_pair_cosines(x: np.ndarray, *, pairs: int = RANDOM_PAIRS, seed: int = 0) -> np.ndarray:
+    """Cosines of random pairs of distinct rows (empty with fewer than two rows)."""
     unit = l2_normalize(np.asarray(x, dtype=np.float64))
     n = len(unit)
     if n < 2:
-        return 0.0
+        return np.empty(0)
     rng = np.random.default_rng(seed)
     i = rng.integers(0, n, pairs)
     j = (i + rng.integers(1, n, pairs)) % n  # never the same row
-    return float(np.mean(np.sum(unit[i] * unit[j], axis=1)))
+    return np.sum(unit[i] * unit[j], axis=1)
+
+
+def mean_random_cosine(x: np.ndarray, *, pairs: int = RANDOM_PAIRS, seed: int = 0) -> float:
+    """Average cosine of random pairs of distinct rows: near 0 when isotropic, near 1 in a narrow cone."""
+    cosines = random_pair_cosines(x, pairs=pairs, seed=seed)
+    return float(np.mean(cosines)) if len(cosines) else 0.0
 
 
 def isotropy_report(x: np.ndarray) -> dict:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.core.names import Method
 from app.correction.stats import CovarianceStats
 
 FitResult = tuple[np.ndarray, np.ndarray]
@@ -101,11 +102,11 @@ def fit_none(stats: CovarianceStats) -> FitResult:
     return np.zeros(stats.dim), np.eye(stats.dim)
 
 
-METHODS: dict[str, Callable[..., FitResult]] = {
-    "none": fit_none,
-    "center": fit_center,
-    "abtt": fit_abtt,
-    "whitening": fit_whitening,
+METHODS: dict[Method, Callable[..., FitResult]] = {
+    Method.NONE: fit_none,
+    Method.CENTER: fit_center,
+    Method.ABTT: fit_abtt,
+    Method.WHITENING: fit_whitening,
 }
 
 
@@ -114,5 +115,5 @@ def fit_correction(stats: CovarianceStats, method: str, **params) -> FitResult:
     try:
         fit = METHODS[method]
     except KeyError:
-        raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}") from None
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}") from None
     return fit(stats, **params)

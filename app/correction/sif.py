@@ -13,7 +13,6 @@ import numpy as np
 
 WEIGHTS_KEY = "sif.weights"  # the artifact array holding one weight per token id
 DEFAULT_A = 1e-3
-SIF_POOLINGS = ("mean", "embedding_avg")  # poolings that average token vectors, which SIF reweights
 
 
 def token_counts(token_ids: Iterable[Iterable[int]], vocab_size: int) -> np.ndarray:

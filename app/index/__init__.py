@@ -1,5 +1,5 @@
 """FAISS index over corrected vectors, keyed by document id."""
 
-from app.index.vector_index import VectorIndex
+from app.index.faiss_index import VectorIndex
 
 __all__ = ["VectorIndex"]

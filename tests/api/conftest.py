@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.artifacts import write_artifact_file
 from app.backbones import build_backbone
-from app.fitting import fit_artifact
+from app.correction.registry import write_artifact_file
 from app.main import create_app
+from app.offline.fit import fit_artifact
 from tests.conftest import serve_app
 
 CORPUS = [

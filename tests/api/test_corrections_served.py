@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.artifacts import write_artifact_file
 from app.backbones import build_backbone
 from app.correction import Correction
-from app.fitting import corrected_vectors, fit_artifact
+from app.correction.registry import write_artifact_file
 from app.main import create_app
+from app.offline.fit import corrected_vectors, fit_artifact
 from tests.api.conftest import CORPUS
 from tests.conftest import serve_app
 

@@ -220,7 +220,7 @@ def test_redis_down_gives_503_for_writes_and_recovers_when_back(hashing_settings
 
 def test_a_flood_beyond_the_queue_gets_429_with_retry_after(make_settings):
     from app.backbones.hashing import HashingBackbone
-    from app.service import EmbeddingService
+    from app.services.container import Services
 
     gate = threading.Event()
 
@@ -231,7 +231,7 @@ def test_a_flood_beyond_the_queue_gets_429_with_retry_after(make_settings):
 
     settings = make_settings(backbone="hashing", correction="none", max_queue_texts=4)
     gate.set()  # let the start-up warm-up through
-    service = EmbeddingService.from_settings(settings, backbone=Gated(dim=8))
+    service = Services.from_settings(settings, backbone=Gated(dim=8))
     gate.clear()
     try:
         with serve_app(create_app(settings, service)) as client, ThreadPoolExecutor(8) as pool:

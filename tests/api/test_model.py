@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from app.artifacts import write_artifact_file
+from app.core.config import MODELS_DIR
 from app.core.errors import ArtifactError
-from app.core.settings import ROOT
-from app.fitting import fit_artifact
+from app.correction.registry import write_artifact_file
 from app.main import create_app
-from app.service import EmbeddingService
+from app.offline.fit import fit_artifact
+from app.services.container import Services
 from tests.conftest import serve_app
 
 pytestmark = pytest.mark.model
@@ -24,16 +24,16 @@ DOCS = [
 
 @pytest.fixture(scope="module")
 def model_client(redis_url, tmp_path_factory, minilm):
-    from app.core.settings import Settings
+    from app.core.config import Settings
 
     settings = Settings(
         redis_url=redis_url,
         key_prefix="test-model",
-        models_dir=ROOT / "models",
+        models_dir=MODELS_DIR,
         data_dir=tmp_path_factory.mktemp("data"),
     )
-    service = EmbeddingService.from_settings(settings, backbone=minilm)
-    with serve_app(create_app(settings, service=service)) as client:
+    service = Services.from_settings(settings, backbone=minilm)
+    with serve_app(create_app(settings, services=service)) as client:
         yield client
     service.store.client.flushdb()
     service.close()
@@ -98,4 +98,4 @@ def test_a_mismatched_artifact_is_refused_at_start_up(make_settings, minilm, tmp
                             "whitening", {"alpha": 0.5, "dim": 64}, progress=False)  # fmt: skip
     path = write_artifact_file(artifact, tmp_path / "cls.npz")
     with pytest.raises(ArtifactError, match="fitted on backbone all-MiniLM-L6-v2/cls"):
-        EmbeddingService.from_settings(make_settings(correction=str(path)), backbone=minilm)
+        Services.from_settings(make_settings(correction=str(path)), backbone=minilm)

@@ -11,7 +11,7 @@ import httpx
 import numpy as np
 import pytest
 
-from app.artifacts import read_artifact_file
+from app.correction.registry import read_artifact_file
 from tests.conftest import free_port, server_env, start_server, stop_server
 from tests.integration.conftest import run_cli
 

@@ -8,11 +8,11 @@ import time
 import httpx
 import numpy as np
 
-from app.artifacts import publish, read_artifact_file
 from app.backbones import build_backbone
-from app.core.settings import Settings
-from app.fitting import fit_artifact
-from app.service import document_id
+from app.core.config import Settings
+from app.correction.registry import publish, read_artifact_file
+from app.offline.fit import fit_artifact
+from app.services.documents import document_id
 from tests.api.conftest import CORPUS
 from tests.conftest import STS, free_port, server_env, start_server, stop_server
 from tests.integration.conftest import run_cli

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from app.backbones import build_backbone
-from app.correction.artifact import Correction, project
-from app.datasets import DocumentInput
-from app.fitting import fit_artifact
-from app.index import vector_index
-from app.service import EmbeddingService
+from app.correction.pipeline import Correction, project
+from app.index import faiss_index
+from app.offline.fit import fit_artifact
+from app.services.container import Services
+from app.services.documents import DocumentInput
 from tests.api.conftest import CORPUS
 
 
@@ -25,9 +25,11 @@ def wait_until(condition, timeout=10.0):
         time.sleep(0.05)
 
 
-def crash(service: EmbeddingService) -> None:
+def crash(service: Services) -> None:
     """Stop without the shutdown snapshot, as a kill would: only what Redis acknowledged is left."""
-    service._live.crash()
+    live = service.served
+    live._stop.set()  # the follower stops; close() and its last snapshot are never called
+    live._follower.join()
     service.engine.close()
     service.store.close()
 
@@ -53,9 +55,9 @@ def docs(n, start=0):
 
 
 def test_queries_during_a_correction_swap_see_one_correction_at_a_time(settings, backbone):
-    service = EmbeddingService.from_settings(settings)
+    service = Services.from_settings(settings)
     try:
-        service.add_documents(docs(240))
+        service.documents.add(docs(240))
         raw_docs = backbone.encode([d.text for d in docs(240)])
         old, new = fitted(backbone, 0.5, 8), fitted(backbone, 0.2, 6)
         service.publish_correction(old).result(30)
@@ -66,7 +68,7 @@ def test_queries_during_a_correction_swap_see_one_correction_at_a_time(settings,
 
         def ask():
             while not stop.is_set():
-                seen.append(service.search(query, k=5))
+                seen.append(service.search.search(query, k=5))
 
         reader = threading.Thread(target=ask)
         reader.start()
@@ -88,12 +90,12 @@ def test_queries_during_a_correction_swap_see_one_correction_at_a_time(settings,
 
 
 def test_a_correction_published_by_another_process_is_picked_up(settings, backbone, store):
-    from app.artifacts import publish
+    from app.correction.registry import publish
 
-    service = EmbeddingService.from_settings(settings)
-    pinned = EmbeddingService.from_settings(settings.model_copy(update={"correction": "none"}))
+    service = Services.from_settings(settings)
+    pinned = Services.from_settings(settings.model_copy(update={"correction": "none"}))
     try:
-        service.add_documents(docs(20))
+        service.documents.add(docs(20))
         artifact = fitted(backbone, 0.5, 8)
         publish(store, artifact)  # as `python -m app fit --publish` does
         wait_until(lambda: service.info()["index"]["correction"] == artifact.id)
@@ -106,36 +108,36 @@ def test_a_correction_published_by_another_process_is_picked_up(settings, backbo
 
 
 def test_writes_by_another_process_reach_the_index(settings):
-    server = EmbeddingService.from_settings(settings)
-    writer = EmbeddingService.from_settings(settings)  # e.g. `python -m app index` while the server runs
+    server = Services.from_settings(settings)
+    writer = Services.from_settings(settings)  # e.g. `python -m app index` while the server runs
     try:
-        writer.add_documents(docs(30))
-        writer.delete_document("d3")
+        writer.documents.add(docs(30))
+        writer.documents.delete("d3")
         wait_until(lambda: len(server.index) == 29)
         assert "d3" not in server.index and "d4" in server.index
-        assert server.search(docs(1, start=7)[0].text, k=1)[0][0].id == "d7"
+        assert server.search.search(docs(1, start=7)[0].text, k=1)[0][0].id == "d7"
     finally:
         writer.close()
         server.close()
 
 
 def test_every_acknowledged_write_survives_a_crash_with_or_without_a_snapshot(settings):
-    service = EmbeddingService.from_settings(settings)
-    service.add_documents(docs(50))
-    service.snapshot()
-    service.add_documents(docs(20, start=50))  # after the snapshot: must come back from the change log
+    service = Services.from_settings(settings)
+    service.documents.add(docs(50))
+    service.served.snapshot()
+    service.documents.add(docs(20, start=50))  # after the snapshot: must come back from the change log
     for doc_id in ("d0", "d55"):
-        service.delete_document(doc_id)
-    service.add_documents([DocumentInput(text="a brand new text about rivers", id="d1")])  # upsert
+        service.documents.delete(doc_id)
+    service.documents.add([DocumentInput(text="a brand new text about rivers", id="d1")])  # upsert
     crash(service)
 
-    again = EmbeddingService.from_settings(settings)
+    again = Services.from_settings(settings)
     try:
         assert again.info()["index"]["opened"]["from"] == "snapshot"
         assert len(again.index) == 68 and "d0" not in again.index and "d55" not in again.index
-        assert again.search("a brand new text about rivers", k=1)[0][0].id == "d1"
-        assert again.search(docs(1, start=60)[0].text, k=1)[0][0].id == "d60"
-        assert {h.id for h in again.search("the cat", k=70, where={"even": True})[0]} == {
+        assert again.search.search("a brand new text about rivers", k=1)[0][0].id == "d1"
+        assert again.search.search(docs(1, start=60)[0].text, k=1)[0][0].id == "d60"
+        assert {h.id for h in again.search.search("the cat", k=70, where={"even": True})[0]} == {
             f"d{i}" for i in range(2, 70, 2) if i != 0
         }
     finally:
@@ -143,19 +145,19 @@ def test_every_acknowledged_write_survives_a_crash_with_or_without_a_snapshot(se
 
 
 def test_a_snapshot_that_does_not_match_is_rebuilt_not_served(settings, backbone, store):
-    service = EmbeddingService.from_settings(settings)
-    service.add_documents(docs(40))
+    service = Services.from_settings(settings)
+    service.documents.add(docs(40))
     service.close()  # writes the snapshot
-    snapshot = service._live.keeper.snapshot_path
+    snapshot = service.served.snapshots.path
     assert snapshot.exists()
 
     # Another correction is current now: the snapshot's vectors live in the old space.
     artifact = fitted(backbone, 0.5, 8)
     with_correction = settings
-    from app.artifacts import publish
+    from app.correction.registry import publish
 
     publish(store, artifact)
-    other = EmbeddingService.from_settings(with_correction)
+    other = Services.from_settings(with_correction)
     try:
         opened = other.info()["index"]["opened"]
         assert opened["from"] == "store" and "serving " + artifact.id in opened["snapshot_refused"]
@@ -164,14 +166,14 @@ def test_a_snapshot_that_does_not_match_is_rebuilt_not_served(settings, backbone
         other.close()
 
     snapshot.write_bytes(snapshot.read_bytes()[:-100])  # truncated on disk
-    again = EmbeddingService.from_settings(with_correction)
+    again = Services.from_settings(with_correction)
     try:
         assert again.info()["index"]["opened"]["from"] == "store" and len(again.index) == 40
     finally:
         again.close()
 
     store.client.delete(f"{store.prefix}:store-id")  # as if Redis had been replaced by another dataset
-    fresh = EmbeddingService.from_settings(with_correction)
+    fresh = Services.from_settings(with_correction)
     try:
         assert "another Redis dataset" in fresh.info()["index"]["opened"]["snapshot_refused"]
     finally:
@@ -179,29 +181,29 @@ def test_a_snapshot_that_does_not_match_is_rebuilt_not_served(settings, backbone
 
 
 def test_auto_moves_to_an_approximate_index_when_it_grows(settings, monkeypatch):
-    monkeypatch.setattr(vector_index, "EXACT_LIMIT", 100)
-    service = EmbeddingService.from_settings(settings)
+    monkeypatch.setattr(faiss_index, "EXACT_LIMIT", 100)
+    service = Services.from_settings(settings)
     try:
-        service.add_documents(docs(60))
+        service.documents.add(docs(60))
         assert service.index.factory == "Flat"
         for start in range(60, 300, 60):
-            service.add_documents(docs(60, start=start))
+            service.documents.add(docs(60, start=start))
         wait_until(lambda: service.index.factory.startswith("IVF"))
         assert len(service.index) == 300 and service.index.params.get("nprobe")
-        assert service.search(docs(1, start=250)[0].text, k=1)[0][0].id == "d250"
+        assert service.search.search(docs(1, start=250)[0].text, k=1)[0][0].id == "d250"
     finally:
         service.close()
 
 
 def test_a_corrupt_or_foreign_artifact_is_refused_and_the_last_good_one_keeps_serving(settings, backbone, store):
-    from app.artifacts import publish
     from app.backbones.hashing import HashingBackbone
+    from app.correction.registry import publish
 
     good = fitted(backbone, 0.5, 8)
     publish(store, good)
-    service = EmbeddingService.from_settings(settings)
+    service = Services.from_settings(settings)
     try:
-        service.add_documents(docs(10))
+        service.documents.add(docs(10))
         assert service.correction.id == good.id
         blob = bytearray(fitted(backbone, 0.2, 6).to_bytes())
         blob[len(blob) // 2] ^= 0xFF  # one flipped byte: the checksum no longer matches
@@ -211,11 +213,11 @@ def test_a_corrupt_or_foreign_artifact_is_refused_and_the_last_good_one_keeps_se
         assert service.correction.id == good.id and len(service.index) == 10
         store.put_artifact(backbone.fingerprint, foreign.id, foreign.to_bytes(), make_current=True)
         time.sleep(0.3)
-        assert service.correction.id == good.id and service.search("the cat", k=3)[1] == good.id
+        assert service.correction.id == good.id and service.search.search("the cat", k=3)[1] == good.id
     finally:
         service.close()
     # At start-up the bad current one is refused too, and the newest valid version serves.
-    again = EmbeddingService.from_settings(settings)
+    again = Services.from_settings(settings)
     try:
         assert again.correction.id == good.id and len(again.index) == 10
     finally:

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from app.artifacts import check_compatible, find_bundled, read_artifact_file, write_artifact_file
 from app.backbones.hashing import HashingBackbone
 from app.core.errors import ArtifactError
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
+from app.correction.registry import check_compatible, find_bundled, read_artifact_file, write_artifact_file
 
 
 def test_round_trip_keeps_arrays_and_metadata(artifact_factory, vectors):

@@ -7,8 +7,10 @@ from transformers import BertConfig, BertModel, BertTokenizerFast
 
 from app.backbones import Backbone, available, build_backbone
 from app.backbones.hashing import HashingBackbone
-from app.backbones.huggingface import POOLINGS, HuggingFaceBackbone, default_model_path, pool
-from app.core.settings import Settings
+from app.backbones.huggingface import HuggingFaceBackbone, default_model_path
+from app.backbones.pooling import pool
+from app.core.config import Settings
+from app.core.names import Pooling
 
 WORDS = "the a cat dog sat on mat sun rain plane flies runs fast slow red blue green house tree".split()
 
@@ -37,7 +39,7 @@ def test_registry_lists_and_builds():
         build_backbone(Settings(backbone="nope"))
 
 
-@pytest.mark.parametrize("pooling", POOLINGS)
+@pytest.mark.parametrize("pooling", list(Pooling))
 def test_every_pooling_on_a_random_bert(tiny_bert, pooling):
     backbone = HuggingFaceBackbone(tiny_bert, pooling=pooling, max_length=32, batch_size=2)
     texts = ["the cat sat on the mat", "rain", "a red plane flies fast over the green house tree"]
@@ -48,7 +50,7 @@ def test_every_pooling_on_a_random_bert(tiny_bert, pooling):
     np.testing.assert_allclose(out, alone, atol=1e-5)
 
 
-@pytest.mark.parametrize("pooling", POOLINGS)
+@pytest.mark.parametrize("pooling", list(Pooling))
 def test_packed_execution_matches_the_models_own_padded_forward(tiny_bert, pooling):
     texts = ["the cat sat on the mat", "rain", "a red plane flies fast over the green house tree", "sun"] * 3
     packed = HuggingFaceBackbone(tiny_bert, pooling=pooling, max_length=32, packed=True)

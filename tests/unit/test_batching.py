@@ -9,8 +9,8 @@ import pytest
 
 from app.backbones.hashing import HashingBackbone
 from app.backbones.huggingface import length_batches
-from app.batching import BatchingEngine
 from app.core.errors import NotReady, Overloaded
+from app.engine.encoder import BatchingEngine
 
 
 class SlowBackbone(HashingBackbone):

@@ -5,7 +5,7 @@ import re
 import pytest
 import yaml
 
-from app.core.settings import Settings
+from app.core.config import Settings
 from tests.conftest import ROOT
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.datasets import DataFileError, read_corpus, read_documents, read_pairs
+from app.offline.datasets import DataFileError, read_corpus, read_documents, read_pairs
 
 
 def test_sts_benchmark_layout(tmp_path):

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from app.backbones.hashing import HashingBackbone
-from app.correction.artifact import ArtifactFormatError, Correction, CorrectionArtifact
-from app.fitting import fit_from_vectors
-from app.flow_training import FlowTraining, train_flow
+from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
+from app.correction.flow_training import FlowTraining, train_flow
+from app.correction.pipeline import Correction
+from app.offline.fit import fit_from_vectors
 
 TINY = FlowTraining(blocks=2, hidden=32, lr=3e-3, batch=128, max_epochs=30, patience=30, whiten=False)
 

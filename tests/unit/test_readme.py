@@ -2,7 +2,7 @@
 
 import re
 
-from app.core.settings import Settings
+from app.core.config import Settings
 from tests.conftest import ROOT
 
 

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from app.backbones.hashing import HashingBackbone
-from app.correction.artifact import Correction, CorrectionArtifact
+from app.correction.artifact import CorrectionArtifact
+from app.correction.pipeline import Correction
 from app.correction.sif import WEIGHTS_KEY, remove_first_component, sif_weights, token_counts
-from app.fitting import corrected_vectors, fit_from_vectors
+from app.offline.fit import corrected_vectors, fit_from_vectors
 from tests.api.conftest import CORPUS
 
 

@@ -4,8 +4,8 @@ import numpy as np
 
 from app.correction import CovarianceStats, fit_correction
 from app.correction.methods import Spectrum
-from app.evaluation import spearman_x100
-from app.tuning import MIN_GAIN, default_choice, score_candidates, select
+from app.correction.selection import MIN_GAIN, default_choice, score_candidates, select
+from app.offline.evaluation import spearman_x100
 
 D, SIGNAL = 24, 8
 

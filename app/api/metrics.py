@@ -1,0 +1,75 @@
+"""Prometheus metrics: requests and latency by route, encoder rounds, and the served state read at each scrape."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+ROUND_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+class Metrics:
+    """One registry per app (tests build several apps in one process)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "ce_http_requests", "HTTP requests by route and status.", ["route", "method", "status"],
+            registry=self.registry,
+        )  # fmt: skip
+        self.latency = Histogram(
+            "ce_http_request_duration_seconds", "Time to answer, by route.", ["route", "method"],
+            buckets=LATENCY_BUCKETS, registry=self.registry,
+        )  # fmt: skip
+        self.round_texts = Histogram(
+            "ce_encoder_round_texts", "Texts encoded together in one round (batch size).",
+            buckets=ROUND_BUCKETS, registry=self.registry,
+        )  # fmt: skip
+        self.round_seconds = Histogram(
+            "ce_encoder_round_seconds", "Time the backbone took for one round.", buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )  # fmt: skip
+        self._services: Callable[[], object] | None = None
+        self.registry.register(_ServiceCollector(self))
+
+    def observe_round(self, texts: int, seconds: float) -> None:
+        self.round_texts.observe(texts)
+        self.round_seconds.observe(seconds)
+
+    def watch(self, services_of: Callable[[], object]) -> None:
+        """Read queue depth, index size and the served ids from the live services at every scrape."""
+        self._services = services_of
+
+
+class _ServiceCollector:
+    """Values that are state, not events: read when Prometheus scrapes."""
+
+    def __init__(self, metrics: Metrics):
+        self.metrics = metrics
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        service = self.metrics._services() if self.metrics._services else None
+        if service is None:
+            return
+        stats = service.engine.stats()
+        yield GaugeMetricFamily("ce_encoder_queue_texts", "Texts waiting to be encoded.", value=stats["queued_texts"])
+        yield GaugeMetricFamily("ce_index_documents", "Documents in the served index.", value=len(service.index))
+        info = InfoMetricFamily("ce_service", "The backbone and correction being served.")
+        correction = service.correction
+        info.add_metric(
+            [],
+            {
+                "backbone": service.backbone.name,
+                "pooling": service.backbone.pooling,
+                "fingerprint": service.backbone.fingerprint,
+                "correction": correction.id if correction else "none",
+                "index": service.index.factory,
+            },
+        )
+        yield info

@@ -1,0 +1,5 @@
+"""One router per resource; `create_app` includes them all."""
+
+from app.api.routes import documents, embeddings, openai, ops, search
+
+ROUTERS = (embeddings.router, documents.router, search.router, ops.router, openai.router)

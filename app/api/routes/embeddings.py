@@ -1,0 +1,42 @@
+"""/embed and /similarity: vectors and cosines in the served correction's space."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+
+from app.api.deps import EmbeddingDep
+from app.api.responses import json_response
+from app.api.schemas import EmbedRequest, EmbedResponse, SimilarityRequest, SimilarityResponse
+
+router = APIRouter()
+
+
+@router.post("/embed", response_model=EmbedResponse)
+async def embed(body: EmbedRequest, embedding: EmbeddingDep) -> Response:
+    vectors, correction, truncated = await embedding.embed_async(
+        body.texts, corrected=body.corrected, normalize=body.normalize, truncate=body.truncate
+    )
+    response = EmbedResponse(
+        model=embedding.backbone.name,
+        correction=correction,
+        dim=vectors.shape[1],
+        embeddings=vectors.tolist(),
+        truncated=truncated,
+    )
+    return json_response(response)
+
+
+@router.post("/similarity", response_model=SimilarityResponse, response_model_exclude_none=True)
+async def similarity(body: SimilarityRequest, embedding: EmbeddingDep) -> Response:
+    if body.pairs is not None:
+        left, right = [p[0] for p in body.pairs], [p[1] for p in body.pairs]
+    else:
+        left, right = [body.source] * len(body.targets), list(body.targets)
+    scores, raw_scores, correction = await embedding.similarity_async(left, right, with_raw=body.compare_raw)
+    response = SimilarityResponse(
+        scores=scores.tolist(),
+        raw_scores=raw_scores.tolist() if body.compare_raw else None,
+        correction=correction,
+    )
+    return json_response(response, exclude_none=True)

@@ -1,0 +1,45 @@
+"""Operations: the page at /, liveness, readiness, what is served (/info) and Prometheus metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from app.api.deps import ServicesDep
+
+router = APIRouter()
+PAGE = Path(__file__).resolve().parents[1] / "static" / "index.html"
+
+
+@router.get("/", include_in_schema=False)
+def page() -> FileResponse:
+    """A page to try the service: search with corrected and raw scores, the correction and its isotropy."""
+    return FileResponse(PAGE, media_type="text/html")
+
+
+@router.get("/health")
+def health() -> dict:
+    return {"status": "ok"}
+
+
+@router.get("/ready")
+def ready(services: ServicesDep):
+    checks = services.readiness()
+    ok = all(checks.values())
+    # Without Redis the loaded correction still serves /embed and /similarity: degraded, not down.
+    body = {"ready": ok, "status": "ok" if ok else "degraded", "checks": checks}
+    return JSONResponse(body, status_code=200 if ok else 503)
+
+
+@router.get("/metrics", include_in_schema=False)
+def metrics(request: Request) -> Response:
+    """Prometheus text format: requests, latency, encoder rounds, queue depth, the served ids."""
+    return Response(generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+@router.get("/info")
+def info(services: ServicesDep) -> dict:
+    return services.info()

@@ -1,0 +1,59 @@
+"""/search: the query in the URL (GET) or in a JSON body (POST), the same search either way."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import ValidationError
+
+from app.api.deps import SearchDep
+from app.api.schemas import SearchHitOut, SearchRequest, SearchResponse
+from app.core.errors import InvalidInput
+from app.services.search import SearchService
+
+router = APIRouter()
+
+
+def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
+    hits, correction = service.search(body.q, body.k, where=body.filter, score_threshold=body.score_threshold)
+    return SearchResponse(
+        query=body.q,
+        correction=correction,
+        results=[SearchHitOut(id=h.id, text=h.text, score=h.score, metadata=h.metadata) for h in hits],
+    )
+
+
+@router.get("/search", response_model=SearchResponse)
+def search(
+    service: SearchDep,
+    q: Annotated[str, Query(min_length=1, description="The query text.")],
+    k: Annotated[int, Query(ge=1, description="How many results (at most CE_MAX_K).")] = 10,
+    filter: Annotated[
+        str | None, Query(description='Metadata to match exactly, as a JSON object: {"lang": "en"}.')
+    ] = None,
+    score_threshold: Annotated[
+        float | None, Query(ge=-1, le=1, description="Drop results with a lower cosine.")
+    ] = None,
+) -> SearchResponse:
+    try:
+        body = SearchRequest(
+            q=q, k=k, filter=json.loads(filter) if filter is not None else None, score_threshold=score_threshold
+        )
+    except (json.JSONDecodeError, ValidationError) as exc:
+        raise InvalidInput(f"invalid search parameters: {_first_error(exc)}") from None
+    return _search(service, body)
+
+
+@router.post("/search", response_model=SearchResponse)
+def search_post(body: SearchRequest, service: SearchDep) -> SearchResponse:
+    """The same search with the query in a JSON body (long queries, filters without URL encoding)."""
+    return _search(service, body)
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+    return f"filter is not JSON ({exc})"

@@ -1,0 +1,1 @@
+"""Benchmarks, load and reports: measure the service; never imported by the server."""

@@ -1,0 +1,163 @@
+"""`bench-search`: the service's index against exact search on the same vectors, synthetic at scale and real."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from app.backbones import build_backbone
+from app.benchmarks.synthetic import GaussianMixture
+from app.benchmarks.throughput import percentile
+from app.correction.pipeline import Correction, l2_normalize
+from app.correction.registry import find_bundled
+from app.index.faiss_index import VectorIndex, ivf_lists
+from app.offline.datasets import corpus_sha256, read_corpus
+from app.offline.fit import encode_all, fit_from_vectors
+
+K = 10
+
+
+@dataclass(frozen=True)
+class SearchFigures:
+    """What one index did on one set of vectors, against exact search."""
+
+    name: str
+    n: int
+    dim: int
+    index: str
+    params: dict
+    recall_at_10: float
+    p50_ms: float
+    p99_ms: float
+    build_s: float
+    memory_mb: float
+
+    def row(self) -> str:
+        return (
+            f"{self.name}: n {self.n:,}, dim {self.dim}, {self.index} {self.params or ''}: "
+            f"recall@10 {self.recall_at_10:.4f}, p50 {self.p50_ms:.3f} ms, p99 {self.p99_ms:.3f} ms "
+            f"(one thread), build {self.build_s:.1f} s, memory {self.memory_mb:.0f} MB"
+        )
+
+
+def exact_neighbours(queries: np.ndarray, vectors: np.ndarray, k: int = K) -> np.ndarray:
+    """Row positions of the true top-k by inner product (brute force, all cores)."""
+    return faiss.knn(
+        np.ascontiguousarray(queries), np.ascontiguousarray(vectors), k, metric=faiss.METRIC_INNER_PRODUCT
+    )[1]
+
+
+def one_thread_latencies(index: VectorIndex, queries: np.ndarray, k: int = K) -> tuple[list[float], list[list[str]]]:
+    """Each query alone, on one thread, through the same call the service makes."""
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        index.search(queries[:20], k)  # warm caches
+        seconds, found = [], []
+        for row in queries:
+            start = time.perf_counter()
+            (hits,) = index.search(row[None, :], k)
+            seconds.append(time.perf_counter() - start)
+            found.append([doc_id for doc_id, _ in hits])
+        return seconds, found
+    finally:
+        faiss.omp_set_num_threads(threads)
+
+
+def measure(
+    name: str, vectors: np.ndarray, queries: np.ndarray, *, factory: str, recall: float, progress: bool = False
+) -> SearchFigures:
+    """Build the index the service would build, then recall@10 and latency against exact search."""
+    ids = [str(i) for i in range(len(vectors))]
+    start = time.perf_counter()
+    index = VectorIndex.build(vectors.shape[1], ids, vectors, factory=factory, recall=recall, progress=progress)
+    build_s = time.perf_counter() - start
+    truth = exact_neighbours(queries, vectors)
+    seconds, found = one_thread_latencies(index, queries)
+    hits = [len({str(j) for j in t} & set(f)) for t, f in zip(truth.tolist(), found, strict=True)]
+    return SearchFigures(
+        name=name,
+        n=len(vectors),
+        dim=vectors.shape[1],
+        index=index.factory,
+        params=dict(index.params),
+        recall_at_10=round(sum(hits) / (K * len(queries)), 4),
+        p50_ms=round(percentile(seconds, 50) * 1000, 3),
+        p99_ms=round(percentile(seconds, 99) * 1000, 3),
+        build_s=round(build_s, 1),
+        memory_mb=round(index.memory_bytes() / 1e6, 1),
+    )
+
+
+def held_out(vectors: np.ndarray, queries: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(documents, queries): the queries are rows taken out of the documents, so none finds itself."""
+    rng = np.random.default_rng(seed)
+    pick = np.zeros(len(vectors), dtype=bool)
+    pick[rng.choice(len(vectors), min(queries, len(vectors) // 10), replace=False)] = True
+    return np.ascontiguousarray(vectors[~pick]), np.ascontiguousarray(vectors[pick])
+
+
+def sts_sentences(folder: Path) -> list[str]:
+    """Every distinct sentence of STS-B train, dev and test."""
+    sentences: list[str] = []
+    for name in ("sts-train.csv", "sts-dev.csv", "sts-test.csv"):
+        sentences += read_corpus(folder / name)
+    return list(dict.fromkeys(sentences))
+
+
+def cached_encode(backbone, sentences: list[str], cache_dir: Path) -> np.ndarray:
+    """The backbone's raw vectors, kept in `cache_dir` under the backbone fingerprint and corpus hash."""
+    path = Path(cache_dir) / f"{backbone.fingerprint}-{corpus_sha256(sentences)[:16]}.npy"
+    if path.exists():
+        vectors = np.load(path)
+        if vectors.shape == (len(sentences), backbone.dim):
+            return vectors
+    vectors = encode_all(backbone, sentences, desc="encoding STS-B")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+def corrected_at(backbone, sentences, raw: np.ndarray, artifact, dim: int | None) -> tuple[np.ndarray, str]:
+    """The served correction's vectors, refitted at `dim` output dims when asked (same method and parameters)."""
+    if artifact is None:
+        if dim not in (None, backbone.dim):
+            raise ValueError(f"no correction to reduce dims with: the backbone gives {backbone.dim}")
+        return l2_normalize(raw), "none"
+    if dim is not None and dim != artifact.out_dim:
+        if "dim" not in artifact.params:
+            raise ValueError(f"{artifact.method} keeps the backbone's {backbone.dim} dims; --dim needs whitening")
+        params = {**artifact.params, "dim": dim}
+        params["drop"] = min(params.get("drop", 0), backbone.dim - dim)  # at full dims, nothing is dropped
+        artifact = fit_from_vectors(backbone, sentences, raw, artifact.method, params)
+    return Correction(artifact).apply(raw), artifact.id
+
+
+def run(settings, sts_dir: Path, *, n: int, dim: int | None, queries: int, factory: str, progress: bool = True) -> dict:
+    """Synthetic vectors shaped like the backbone's corrected STS-B vectors at `n`, and the real ones."""
+    backbone = build_backbone(settings)
+    sentences = sts_sentences(sts_dir)
+    raw = cached_encode(backbone, sentences, settings.data_dir / "cache")
+    corrected, correction_id = corrected_at(backbone, sentences, raw, find_bundled(settings.models_dir, backbone), dim)
+    mixture = GaussianMixture.fit(corrected)
+    docs = mixture.sample(n, seed=1, progress=progress)
+    asked = mixture.sample(queries, seed=2)
+    synthetic = measure("synthetic", docs, asked, factory=factory, recall=settings.index_recall, progress=progress)
+    del docs
+    real_docs, real_queries = held_out(corrected, queries)
+    real = [
+        measure("sts", real_docs, real_queries, factory=factory, recall=settings.index_recall),
+        measure(
+            "sts", real_docs, real_queries, factory=f"IVF{ivf_lists(len(real_docs))},Flat", recall=settings.index_recall
+        ),
+    ]
+    return {
+        **asdict(synthetic),
+        "correction": correction_id,
+        "mixture": {"components": len(mixture.weights), "fitted_on": len(corrected)},
+        "real": [asdict(r) for r in real],
+    }

@@ -1,0 +1,113 @@
+"""`bench`: the service over real HTTP against the backbone in-process, on the same machine, in one run."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from app.benchmarks.http import Connection
+
+SHORT_TEXT = "A man is playing a guitar."
+
+
+@dataclass
+class LoadResult:
+    """Throughput and latency of one load pattern."""
+
+    name: str
+    texts: int
+    seconds: float
+    latencies: list[float]
+    errors: int
+
+    @property
+    def per_second(self) -> float:
+        return self.texts / self.seconds
+
+    def summary(self, limit: float) -> dict:
+        return {
+            "sentences_per_s": round(self.per_second, 1),
+            "ratio_to_limit": round(self.per_second / limit, 3),
+            "p50_ms": round(percentile(self.latencies, 50) * 1000, 2),
+            "p99_ms": round(percentile(self.latencies, 99) * 1000, 2),
+            "requests": len(self.latencies),
+            "errors": self.errors,
+        }
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def in_process_limit(encode_with_batch: Callable[[int], Callable], texts: list[str], batch_sizes=(32, 64, 128)):
+    """Best sentences/s of the backbone itself over a few batch sizes (length-sorted), and that size."""
+    best = (0.0, batch_sizes[0])
+    for size in batch_sizes:
+        encode = encode_with_batch(size)
+        encode(texts[:64])  # warm
+        start = time.perf_counter()
+        encode(texts)
+        best = max(best, (len(texts) / (time.perf_counter() - start), size))
+    return best
+
+
+def single_text_seconds(encode: Callable, repeats: int = 50) -> float:
+    """p50 time of encoding one short text in-process."""
+    encode([SHORT_TEXT])
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        encode([SHORT_TEXT])
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def http_load(url: str, texts: list[str], *, clients: int, per_request: int, name: str) -> LoadResult:
+    """`clients` threads, each with a keep-alive connection, POST /embed until every text has been sent once."""
+    chunks = [texts[i : i + per_request] for i in range(0, len(texts), per_request)]
+    lock = threading.Lock()
+    latencies: list[float] = []
+    errors = [0]
+    position = [0]
+
+    def worker() -> None:
+        client = Connection(url)
+        while True:
+            with lock:
+                if position[0] >= len(chunks):
+                    client.close()
+                    return
+                chunk = chunks[position[0]]
+                position[0] += 1
+            start = time.perf_counter()
+            ok = client.post_json("/embed", {"texts": chunk}) == 200
+            elapsed = time.perf_counter() - start
+            with lock:
+                latencies.append(elapsed)
+                errors[0] += not ok
+
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return LoadResult(name, len(texts), time.perf_counter() - start, latencies, errors[0])
+
+
+def single_client_latency(url: str, repeats: int = 100) -> list[float]:
+    """One client, one short text per request, one request at a time."""
+    times = []
+    client = Connection(url)
+    for i in range(repeats + 5):
+        start = time.perf_counter()
+        if client.post_json("/embed", {"texts": [SHORT_TEXT]}) != 200:
+            raise RuntimeError("the service answered /embed with an error")
+        if i >= 5:  # the first few open the connection and warm the path
+            times.append(time.perf_counter() - start)
+    client.close()
+    return times

@@ -1,0 +1,41 @@
+"""`python -m app`: serve, fit, index and eval, all through the same service code as the API."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from app.cli.benchmarks import bench, bench_search, load
+from app.cli.corrections import evaluate, fit, isotropy
+from app.cli.reports import compare, report
+from app.cli.serve import index_documents, serve
+
+cli = typer.Typer(
+    help="Corrected sentence embeddings: fit a correction offline, evaluate it, index documents, serve.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+# In the order `--help` lists them: serving first, then the offline work, then the measurements.
+for name, command in (
+    ("serve", serve),
+    ("fit", fit),
+    ("index", index_documents),
+    ("eval", evaluate),
+    ("isotropy", isotropy),
+    ("report", report),
+    ("compare", compare),
+    ("bench", bench),
+    ("load", load),
+    ("bench-search", bench_search),
+):
+    cli.command(name)(command)
+
+
+def main() -> None:
+    """Console entry point."""
+    try:
+        cli()
+    except KeyboardInterrupt:
+        sys.exit(130)

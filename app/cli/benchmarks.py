@@ -1,0 +1,157 @@
+"""`bench` (throughput over HTTP), `load` (mixed clients over time) and `bench-search` (the index at scale)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Annotated
+
+import typer
+
+from app.cli.options import EXIT_BAD_INPUT, STS_DEV, STS_TEST, JsonLastOpt, fail, guarded
+from app.core.config import STS_DIR, get_settings
+
+
+@guarded
+def bench(
+    texts: Annotated[int, typer.Option(min=64, help="STS-B sentences sent in each load pattern.")] = 2000,
+    as_json: JsonLastOpt = False,
+) -> None:
+    """Throughput and latency of the service over HTTP, as ratios to the backbone called in-process."""
+    from app.backbones import build_backbone
+    from app.benchmarks.http import peak_rss_mb, running_service
+    from app.benchmarks.throughput import (
+        http_load,
+        in_process_limit,
+        percentile,
+        single_client_latency,
+        single_text_seconds,
+    )
+    from app.correction import Correction
+    from app.correction.registry import find_bundled
+    from app.offline.datasets import read_corpus
+
+    settings = get_settings()
+    sentences = (read_corpus(STS_TEST) + read_corpus(STS_DEV))[:texts]
+    backbone = build_backbone(settings)
+
+    def with_batch(size):
+        backbone.batch_size = size
+        return backbone.encode
+
+    typer.echo(f"in-process limit over {len(sentences)} sentences ...", err=True)
+    limit, best_batch = in_process_limit(with_batch, sentences)
+    one_text = single_text_seconds(with_batch(best_batch))
+    correction_share = None
+    artifact = find_bundled(settings.models_dir, backbone)
+    if artifact is not None:
+        raw = backbone.encode(sentences[:512])
+        start = time.perf_counter()
+        Correction(artifact).apply(raw)
+        correction_share = (time.perf_counter() - start) / (len(raw) / limit)
+    typer.echo("starting the service ...", err=True)
+    with running_service({"CE_BATCH_SIZE": str(best_batch)}) as (url, pid):
+        http_load(url, sentences[:256], clients=8, per_request=8, name="warm-up")
+        patterns = {
+            "a_8_clients_x_8_texts": http_load(url, sentences, clients=8, per_request=8, name="a"),
+            "b_32_clients_x_1_text": http_load(url, sentences, clients=32, per_request=1, name="b"),
+        }
+        latencies = single_client_latency(url)
+        rss = peak_rss_mb(pid)
+    result = {
+        "backbone": settings.model_name or "all-MiniLM-L6-v2"
+        if settings.backbone == "huggingface"
+        else settings.backbone,
+        "pooling": settings.pooling,
+        "sentences": len(sentences),
+        "limit_sentences_per_s": round(limit, 1),
+        "limit_batch_size": best_batch,
+        **{name: r.summary(limit) for name, r in patterns.items()},
+        "single_text_p50_ms": round(percentile(latencies, 50) * 1000, 2),
+        "single_text_p99_ms": round(percentile(latencies, 99) * 1000, 2),
+        "single_text_in_process_ms": round(one_text * 1000, 2),
+        "single_text_ratio": round(percentile(latencies, 50) / one_text, 2),
+        "correction_share_of_encoding": None if correction_share is None else round(correction_share, 4),
+        "server_peak_rss_mb": round(rss, 1),
+    }
+    if not as_json:
+        typer.echo(f"limit (in-process, batch {best_batch}): {limit:.0f} sentences/s")
+        for name in patterns:
+            summary = result[name]
+            typer.echo(
+                f"{name}: {summary['sentences_per_s']:.0f} sentences/s = {summary['ratio_to_limit']:.2f} x limit, "
+                f"p50 {summary['p50_ms']} ms, p99 {summary['p99_ms']} ms, errors {summary['errors']}"
+            )
+        typer.echo(
+            f"single short text: p50 {result['single_text_p50_ms']} ms over HTTP vs "
+            f"{result['single_text_in_process_ms']} ms in-process = {result['single_text_ratio']}x"
+        )
+        typer.echo(f"correction: {result['correction_share_of_encoding']} of encoding time; peak RSS {rss:.0f} MB")
+    typer.echo(json.dumps(result))
+
+
+@guarded
+def load(
+    seconds: Annotated[float, typer.Option(min=1, help="How long the clients keep sending.")] = 60,
+    clients: Annotated[int, typer.Option(min=1, help="Concurrent clients, each on a keep-alive connection.")] = 32,
+    url: Annotated[
+        str | None, typer.Option(help="A running service to load (RSS is then not sampled); default: start one.")
+    ] = None,
+    as_json: JsonLastOpt = False,
+) -> None:
+    """Mixed load (embed, similarity, search, document writes and deletes): errors, p50/p99, RSS over time."""
+    from contextlib import nullcontext
+
+    from app.benchmarks.http import running_service
+    from app.benchmarks.load import run_load
+    from app.offline.datasets import read_corpus
+
+    texts = read_corpus(STS_DEV)
+    with nullcontext((url, None)) if url else running_service() as (target, pid):
+        typer.echo(f"{clients} clients for {seconds:g} s against {target} ...", err=True)
+        result = run_load(target, pid, texts, seconds=seconds, clients=clients)
+    if not as_json:
+        typer.echo(
+            f"{result['requests']} requests in {result['seconds']} s: {result['errors']} errors, "
+            f"{result['shed_429']} shed with 429"
+        )
+        for op, figures in result["per_op"].items():
+            typer.echo(
+                f"  {op:<10} {figures['requests']:>6} requests, p50 {figures['p50_ms']} ms, "
+                f"p99 {figures['p99_ms']} ms, errors {figures['errors']}, 429 {figures['shed_429']}"
+            )
+        if "rss_growth_second_half" in result:
+            series = ", ".join(f"{t:g}s {mb:.0f}" for t, mb in result["rss_mb"][::5])
+            typer.echo(f"  server RSS MB: {series}; second half growth {result['rss_growth_second_half']:+.1%}")
+    typer.echo(json.dumps(result))
+
+
+@guarded
+def bench_search(
+    n: Annotated[int, typer.Option(min=1000, help="Synthetic documents to index.")] = 1_000_000,
+    dim: Annotated[
+        int | None, typer.Option(min=2, help="Corrected dims (refits the bundled whitening); default: as served.")
+    ] = None,
+    queries: Annotated[int, typer.Option(min=10, help="Queries, timed one at a time on one thread.")] = 1000,
+    index: Annotated[str | None, typer.Option(help="FAISS factory string; default: CE_INDEX_FACTORY.")] = None,
+    as_json: JsonLastOpt = False,
+) -> None:
+    """recall@10, latency, build time and memory of the search index against exact search.
+
+    Synthetic documents come from a Gaussian mixture fitted on the backbone's corrected vectors of
+    every STS-B sentence; the same figures follow on those real sentences (1,000 held out as queries).
+    """
+    from app.benchmarks.search import run
+
+    settings = get_settings()
+    try:
+        result = run(settings, STS_DIR, n=n, dim=dim, queries=queries, factory=index or settings.index_factory)
+    except ValueError as exc:
+        raise fail(str(exc), EXIT_BAD_INPUT) from None
+    if not as_json:
+        from app.benchmarks.search import SearchFigures
+
+        fields = SearchFigures.__dataclass_fields__
+        for figures in [result, *result["real"]]:
+            typer.echo(SearchFigures(**{k: figures[k] for k in fields}).row())
+    typer.echo(json.dumps(result))

@@ -1,0 +1,165 @@
+"""`fit` a correction, `eval` it on labelled pairs, measure a corpus's `isotropy`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from app.cli.offline import fit_here_or_on_ray, offline_backbone, tuning_pairs
+from app.cli.options import (
+    EXIT_BAD_ARTIFACT,
+    AddressOpt,
+    EngineOpt,
+    JsonOpt,
+    MethodOptions,
+    PoolingOpt,
+    WorkersOpt,
+    fail,
+    guarded,
+    method_options,
+    settings_for,
+    with_options,
+)
+
+
+@guarded
+@with_options(method_options)
+def fit(
+    corpus: Annotated[Path, typer.Option(help="One sentence per line, or a pairs file (both sides used).")],
+    pooling: PoolingOpt = None,
+    options: MethodOptions = None,
+    out: Annotated[Path | None, typer.Option(help="Artifact file; default DATA_DIR/artifacts/ID.npz.")] = None,
+    publish: Annotated[bool, typer.Option(help="Also publish to Redis as the current correction.")] = False,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    workers: WorkersOpt = 2,
+) -> None:
+    """Fit a correction on a corpus and write it as an artifact; prints the artifact id."""
+    from app.correction.registry import publish as publish_artifact
+    from app.correction.registry import write_artifact_file
+    from app.offline.datasets import read_corpus
+
+    settings = settings_for(pooling)
+    params = options.params()
+    sentences = read_corpus(corpus)
+    backbone = offline_backbone(settings)
+    tuning = tuning_pairs(backbone, options.method, options.tune_pairs, options.no_tune, settings)
+    artifact = fit_here_or_on_ray(
+        settings, backbone, sentences, options.method, params, corpus.name, tuning, engine, address, workers
+    )
+    path = write_artifact_file(artifact, out or settings.data_dir / "artifacts" / f"{artifact.id}.npz")
+    typer.echo(f"wrote {path}", err=True)
+    if publish:
+        from app.services.container import connect_store
+
+        store, embedded = connect_store(settings)
+        try:
+            publish_artifact(store, artifact)
+        finally:
+            store.close()
+            if embedded:
+                embedded.stop()
+        typer.echo(f"published {artifact.id} as current for backbone {backbone.fingerprint}", err=True)
+    typer.echo(artifact.id)
+
+
+@guarded
+@with_options(method_options)
+def evaluate(
+    pairs: Annotated[Path, typer.Option(help="Labelled pairs: STS-benchmark layout or s1<TAB>s2<TAB>score.")],
+    fit_corpus: Annotated[
+        Path | None, typer.Option(help="Corpus to fit on; default: the evaluated pairs' own sentences.")
+    ] = None,
+    pooling: PoolingOpt = None,
+    options: MethodOptions = None,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    workers: WorkersOpt = 2,
+    as_json: JsonOpt = False,
+) -> None:
+    """Spearman x100 of cosine vs gold scores, raw and corrected (`--engine ray` fits on Ray)."""
+    from app.correction import Correction
+    from app.offline.datasets import read_corpus, read_pairs
+    from app.offline.evaluation import spearman_x100
+    from app.offline.fit import corrected_vectors, encode_all, fit_from_vectors
+
+    settings = settings_for(pooling)
+    method, params = options.method, options.params()
+    data = read_pairs(pairs)
+    backbone = offline_backbone(settings)
+    tuning = tuning_pairs(backbone, method, options.tune_pairs, options.no_tune, settings, evaluated=pairs)
+    n, texts = len(data), data.left + data.right
+    vectors = encode_all(backbone, texts, desc="eval pairs")
+    if fit_corpus is None and engine == "local":
+        corpus = texts
+        artifact = fit_from_vectors(backbone, corpus, vectors, method, params, tuning=tuning)
+    else:
+        corpus = read_corpus(fit_corpus) if fit_corpus else texts
+        source = fit_corpus.name if fit_corpus else pairs.name
+        artifact = fit_here_or_on_ray(settings, backbone, corpus, method, params, source, tuning, engine, address,
+                                      workers)  # fmt: skip
+    corrected = corrected_vectors(backbone, Correction(artifact), texts, vectors, desc="eval pairs")
+    result = {
+        "raw_spearman": round(spearman_x100(vectors[:n], vectors[n:], data.scores), 2),
+        "corrected_spearman": round(spearman_x100(corrected[:n], corrected[n:], data.scores), 2),
+        "n_pairs": n,
+        "pooling": backbone.pooling,
+        "method": artifact.method,
+        "params": artifact.params,
+        "dim": artifact.out_dim,
+        "selection": artifact.extra.get("selection"),
+        "fit_corpus_size": len(corpus),
+        "backbone": backbone.name,
+    }
+    if as_json:
+        typer.echo(json.dumps(result))
+    else:
+        typer.echo(
+            f"{backbone.name} {backbone.pooling} on {pairs.name} ({n} pairs): raw {result['raw_spearman']:.2f}, "
+            f"{artifact.method} {artifact.params} (dim {artifact.out_dim}) {result['corrected_spearman']:.2f}"
+        )
+
+
+@guarded
+def isotropy(
+    corpus: Annotated[Path, typer.Option(help="One sentence per line, or a pairs file (both sides used).")],
+    artifact: Annotated[
+        Path | None, typer.Option(help="Correction to measure; default the bundled one for this backbone.")
+    ] = None,
+    pooling: PoolingOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """How isotropic the corpus's vectors are, raw and corrected: cosine of random pairs, IsoScore, I(W), rank."""
+    from app.correction import Correction
+    from app.correction.isotropy import isotropy_report
+    from app.correction.registry import check_compatible, find_bundled, read_artifact_file
+    from app.offline.datasets import read_corpus
+    from app.offline.fit import ISOTROPY_SAMPLE, corrected_vectors, encode_all, sample_rows
+
+    settings = settings_for(pooling)
+    sentences = read_corpus(corpus)
+    backbone = offline_backbone(settings)
+    fitted = read_artifact_file(artifact) if artifact else find_bundled(settings.models_dir, backbone)
+    if fitted is None:
+        raise fail(f"no correction for {backbone.name}/{backbone.pooling}; pass --artifact", EXIT_BAD_ARTIFACT)
+    check_compatible(fitted, backbone)
+    texts = list(sample_rows(np.asarray(sentences, dtype=object), ISOTROPY_SAMPLE))
+    vectors = encode_all(backbone, texts, desc="corpus")
+    result = {
+        "corpus": corpus.name,
+        "pooling": backbone.pooling,
+        "correction": fitted.id,
+        "raw": isotropy_report(vectors),
+        "corrected": isotropy_report(corrected_vectors(backbone, Correction(fitted), texts, vectors)),
+    }
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    typer.echo(f"{backbone.name} {backbone.pooling} on {corpus.name} ({len(vectors)} texts), correction {fitted.id}")
+    typer.echo(f"{'figure':<22}{'raw':>10}{'corrected':>12}")
+    for key, value in result["raw"].items():
+        typer.echo(f"{key:<22}{value:>10}{result['corrected'][key]:>12}")

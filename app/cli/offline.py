@@ -1,0 +1,48 @@
+"""What the offline commands share: a backbone that remembers, the tuning pairs, a fit here or on Ray."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from app.core.config import Settings
+from app.core.names import ALSO_METHODS, Method
+from app.offline.fit import RememberingBackbone
+
+
+def offline_backbone(settings: Settings) -> RememberingBackbone:
+    """The configured backbone, remembering what it encoded for the length of one command."""
+    from app.backbones import build_backbone
+
+    return RememberingBackbone(build_backbone(settings))
+
+
+def tuning_pairs(backbone, method: str, files: list[Path] | None, no_tune: bool, settings: Settings, evaluated=None):
+    """Encoded tuning pairs for `auto` (None for the other methods, or with --no-tune)."""
+    if method != Method.AUTO or no_tune:
+        return None
+    from app.correction.selection import TuningPairs
+    from app.offline.datasets import read_pairs
+    from app.offline.fit import encode_pairs
+
+    files = files or settings.tune_pairs
+    if evaluated is not None and any(Path(f).resolve() == Path(evaluated).resolve() for f in files):
+        typer.secho("warning: tuning on the evaluated pairs overstates the score", fg=typer.colors.YELLOW, err=True)
+    return TuningPairs.concat([encode_pairs(backbone, read_pairs(f), name=Path(f).name) for f in files])
+
+
+def fit_here_or_on_ray(settings, backbone, sentences, method, params, source, tuning, engine, address, workers):
+    """The same fit, with the corpus encoded here or by Ray actors whose statistics are reduced."""
+    from app.offline.fit import ISOTROPY_SAMPLE, fit_artifact, fit_from_stats, sample_rows
+
+    if engine == "local":
+        return fit_artifact(backbone, sentences, method, params, source=source, tuning=tuning)
+    if method in ALSO_METHODS or params.get("also"):
+        raise ValueError(f"{method} {params} trains on the vectors themselves: use --engine local")
+    from app.offline.distributed import encode_stats_on_ray, ray_session
+
+    with ray_session(address, workers):
+        stats, sample = encode_stats_on_ray(settings, sentences, workers=workers)
+    sample = sample_rows(sample, ISOTROPY_SAMPLE)
+    return fit_from_stats(backbone, sentences, stats, sample, method, params, source, tuning=tuning)

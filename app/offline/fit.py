@@ -1,0 +1,258 @@
+"""Offline fitting: stream a corpus through a backbone into statistics, then into an artifact."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from app.backbones.base import Backbone
+from app.core.names import ALSO_METHODS, TOKEN_AVERAGES, Method, Pooling
+from app.correction import Correction, CorrectionArtifact, CovarianceStats, fit_correction
+from app.correction.artifact import BackboneRef, CorpusRef
+from app.correction.isotropy import isotropy_report
+from app.correction.methods import Spectrum
+from app.correction.pipeline import corrected
+from app.correction.selection import (
+    MIN_GAIN,
+    Candidate,
+    TuningPairs,
+    default_choice,
+    gain_lower_bound,
+    score_candidates,
+    select,
+)
+from app.correction.sif import DEFAULT_A, remove_first_component, sif_weights, token_counts
+from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
+from app.offline.datasets import Pairs, corpus_sha256
+from app.offline.evaluation import spearman_x100
+
+CHUNK = 512
+ISOTROPY_SAMPLE = 20_000  # rows of the fitting corpus the isotropy figures are computed on
+FLOW_PARAMS = ("blocks", "hidden", "lr", "max_seconds")  # of FlowTraining, settable from the command line
+
+
+def encode_all(
+    backbone: Backbone, texts: Sequence[str], *, desc: str = "encoding", progress: bool = True, token_weights=None
+):
+    """Encode a long list in chunks with a progress bar; returns float32 (n, dim). `token_weights`: SIF's."""
+    out = np.empty((len(texts), backbone.dim), dtype=np.float32)
+    extra = {} if token_weights is None else {"token_weights": token_weights}
+    with tqdm(total=len(texts), desc=desc, unit="text", disable=not progress, leave=False) as bar:
+        for start in range(0, len(texts), CHUNK):
+            chunk = texts[start : start + CHUNK]
+            out[start : start + len(chunk)] = backbone.encode(chunk, **extra)
+            bar.update(len(chunk))
+    return out
+
+
+class RememberingBackbone:
+    """Wraps a backbone for one offline command: a text seen twice (corpus and tuning pairs) is encoded once."""
+
+    def __init__(self, backbone: Backbone):
+        self._backbone = backbone
+        self._seen: dict[str, np.ndarray] = {}
+        self.name, self.fingerprint = backbone.name, backbone.fingerprint
+        self.dim, self.pooling = backbone.dim, backbone.pooling
+        self.max_length, self.vocab_size = backbone.max_length, backbone.vocab_size
+        self.token_counts, self.token_ids = backbone.token_counts, backbone.token_ids
+
+    def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
+        if token_weights is not None:  # reweighted pooling: other vectors than the ones remembered
+            return self._backbone.encode(texts, token_weights=token_weights)
+        new = list(dict.fromkeys(t for t in texts if t not in self._seen))
+        if new:
+            self._seen.update(zip(new, self._backbone.encode(new), strict=True))
+        if not texts:
+            return np.empty((0, self.dim), dtype=np.float32)
+        return np.stack([self._seen[t] for t in texts])
+
+
+def encode_pairs(backbone: Backbone, pairs: Pairs, *, name: str = "", progress: bool = True) -> TuningPairs:
+    """Both sides of labelled pairs as vectors, ready to score corrections on."""
+    vectors = encode_all(backbone, pairs.left + pairs.right, desc=f"pairs {name}".strip(), progress=progress)
+    n = len(pairs)
+    return TuningPairs(vectors[:n], vectors[n:], pairs.scores, name, (list(pairs.left), list(pairs.right)))
+
+
+def backbone_ref(backbone: Backbone) -> BackboneRef:
+    return BackboneRef(name=backbone.name, fingerprint=backbone.fingerprint, dim=backbone.dim, pooling=backbone.pooling)
+
+
+def new_artifact(
+    backbone: Backbone, sentences: Sequence[str], source: str, method: str, params: dict, mu, W, arrays=None
+) -> CorrectionArtifact:
+    """An artifact of `method` fitted on `sentences` (recorded by size and hash) for `backbone`."""
+    corpus = CorpusRef(size=len(sentences), sha256=corpus_sha256(list(sentences)), source=source)
+    return CorrectionArtifact.create(
+        method=method, params=params, backbone=backbone_ref(backbone), corpus=corpus, mu=mu, W=W, arrays=arrays
+    )
+
+
+def sample_rows(x: np.ndarray, limit: int, *, seed: int = 0) -> np.ndarray:
+    """At most `limit` rows, drawn without replacement; all of them when there are fewer."""
+    if len(x) <= limit:
+        return x
+    return x[np.sort(np.random.default_rng(seed).choice(len(x), limit, replace=False))]
+
+
+def fit_from_vectors(
+    backbone: Backbone,
+    sentences: Sequence[str],
+    vectors: np.ndarray,
+    method: str,
+    params: dict,
+    source: str = "",
+    *,
+    tuning: TuningPairs | None = None,
+    progress: bool = True,
+) -> CorrectionArtifact:
+    """Fit `method` on vectors already encoded by `backbone` from `sentences`; `auto` scores on `tuning`."""
+    if method == Method.FLOW:
+        return fit_flow(backbone, sentences, vectors, params, source, progress)
+    if method == Method.SIF:
+        return fit_sif(backbone, sentences, vectors, params, source, progress)
+    if method == Method.AUTO and params.get("also"):
+        return fit_auto_also(backbone, sentences, vectors, params["also"], source, tuning, progress)
+    stats = CovarianceStats(backbone.dim).update(vectors)
+    return fit_from_stats(backbone, sentences, stats, sample_rows(vectors, ISOTROPY_SAMPLE), method, params, source,
+                          tuning=tuning)  # fmt: skip
+
+
+def fit_from_stats(
+    backbone: Backbone,
+    sentences: Sequence[str],
+    stats: CovarianceStats,
+    sample: np.ndarray,
+    method: str,
+    params: dict,
+    source: str = "",
+    *,
+    tuning: TuningPairs | None = None,
+) -> CorrectionArtifact:
+    """Fit from statistics gathered anywhere (one process, or reduced from many); `sample` gives the isotropy."""
+    extra: dict = {}
+    if method == Method.AUTO:
+        if tuning is None:
+            method, params = default_choice(backbone.dim)
+            extra["selection"] = {"tuned_on": None, "rule": "documented default (no tuning pairs)"}
+        else:
+            selection = select(score_candidates(Spectrum.of(stats), *tuning.arrays), tuning.gold, tuned_on=tuning.name)
+            method, params = selection.chosen.method, selection.chosen.params
+            extra["selection"] = selection.record()
+    mu, W = fit_correction(stats, method, **params)
+    artifact = new_artifact(backbone, sentences, source, method, params, mu, W)
+    corrected = Correction(artifact).apply(sample)
+    extra["isotropy"] = {"raw": isotropy_report(sample), "corrected": isotropy_report(corrected)}
+    return replace(artifact, extra=extra)  # the id hashes the arrays and parameters, not this provenance
+
+
+def fit_flow(
+    backbone: Backbone, sentences: Sequence[str], vectors: np.ndarray, params: dict, source: str = "", progress=True
+) -> CorrectionArtifact:
+    """BERT-flow: a flow trained to map the vectors onto N(0, I), optionally followed by whitening of its output."""
+    from app.correction.flow_training import FlowTraining, train_flow
+
+    config = FlowTraining(**{k: params[k] for k in FLOW_PARAMS if params.get(k) is not None})
+    flow, history = train_flow(vectors, config, progress=progress)
+    alpha = params.get("whiten")
+    if alpha:
+        stats = CovarianceStats(backbone.dim).update(flow.forward(vectors))
+        mu, W = fit_correction(stats, Method.WHITENING, alpha=alpha)
+    else:
+        mu, W = np.zeros(backbone.dim), np.eye(backbone.dim)
+    params = {**{k: getattr(config, k) for k in FLOW_PARAMS}, "whiten": alpha}
+    artifact = new_artifact(backbone, sentences, source, Method.FLOW, params, mu, W, flow.to_arrays())
+    extra = {
+        "flow": {
+            "epochs": len(history) - 1,
+            "heldout_log_likelihood": {"start": round(history[0], 4), "best": round(max(history), 4)},
+        },
+        "isotropy": isotropy_pair(artifact, vectors),
+    }
+    return replace(artifact, extra=extra)
+
+
+def fit_sif(
+    backbone: Backbone, sentences: Sequence[str], raw: np.ndarray, params: dict, source: str = "", progress=True
+) -> CorrectionArtifact:
+    """SIF: token weights from the corpus's own counts, the corpus pooled with them, its first component removed."""
+    if not Pooling(backbone.pooling).averages_tokens:
+        averaging = " or ".join(TOKEN_AVERAGES)
+        raise ValueError(f"sif reweights the tokens of the {averaging} pooling, not {backbone.pooling}")
+    a = params.get("a", DEFAULT_A)
+    weights = sif_weights(token_counts(backbone.token_ids(sentences), backbone.vocab_size), a)
+    vectors = encode_all(backbone, sentences, desc="fitting corpus (SIF)", progress=progress, token_weights=weights)
+    mu, W = remove_first_component(vectors)
+    artifact = new_artifact(backbone, sentences, source, Method.SIF, {"a": a}, mu, W, {SIF_WEIGHTS: weights})
+    return replace(artifact, extra={"isotropy": isotropy_pair(artifact, raw, vectors)})
+
+
+def fit_auto_also(
+    backbone: Backbone,
+    sentences: Sequence[str],
+    vectors: np.ndarray,
+    also: dict[str, dict],
+    source: str,
+    tuning: TuningPairs | None,
+    progress: bool = True,
+) -> CorrectionArtifact:
+    """`auto` with flow and/or SIF (`also`: method -> its params) competing: each is fitted, scored on the tuning
+    pairs like the linear choice, and replaces it only if its gain's 95% bootstrap lower bound is worth MIN_GAIN."""
+    linear = fit_from_vectors(backbone, sentences, vectors, Method.AUTO, {}, source, tuning=tuning, progress=progress)
+    others = [m for m in also if m in ALSO_METHODS and applies_to(m, backbone.pooling)]
+    if tuning is None or tuning.texts is None or not others:
+        return linear
+    texts = tuning.texts[0] + tuning.texts[1]
+    raw = np.vstack([tuning.left, tuning.right])
+
+    def candidate(artifact: CorrectionArtifact) -> Candidate:
+        y = corrected_vectors(backbone, Correction(artifact), texts, raw, progress=False)
+        left, right = y[: len(tuning.gold)], y[len(tuning.gold) :]
+        score = spearman_x100(left, right, tuning.gold)
+        return Candidate(artifact.method, artifact.params, artifact.out_dim, score, 0.0, np.sum(left * right, axis=1))
+
+    base = candidate(linear)
+    fitted = [fit_from_vectors(backbone, sentences, vectors, m, also[m], source, progress=progress) for m in others]
+    scored = [(candidate(a), a) for a in fitted]
+    best, best_artifact = max(scored, key=lambda pair: pair[0].score)
+    lower = gain_lower_bound(best, base, tuning.gold) if best.score > base.score else 0.0
+    chosen = best_artifact if lower >= MIN_GAIN else linear
+    record = {
+        **linear.extra.get("selection", {}),
+        "also": {c.method: round(c.score, 2) for c, _ in scored},
+        "linear_choice": {"method": linear.method, "params": linear.params, "score": round(base.score, 2)},
+        "also_gain_lower_bound": round(lower, 2),
+    }
+    return replace(chosen, extra={**chosen.extra, "selection": record})
+
+
+def isotropy_pair(artifact: CorrectionArtifact, raw: np.ndarray, pooled: np.ndarray | None = None) -> dict:
+    """Isotropy of the fitting corpus's vectors, as the backbone gives them and corrected (from `pooled`: SIF's)."""
+    pooled = raw if pooled is None else pooled
+    corrected = Correction(artifact).apply(sample_rows(pooled, ISOTROPY_SAMPLE))
+    return {"raw": isotropy_report(sample_rows(raw, ISOTROPY_SAMPLE)), "corrected": isotropy_report(corrected)}
+
+
+def corrected_vectors(
+    backbone: Backbone, correction: Correction, texts: Sequence[str], raw=None, *, desc="encoding", progress=True
+) -> np.ndarray:
+    """`texts` in the correction's space (see `pipeline.corrected`), encoded in chunks with a progress bar."""
+
+    def encode(chunk: Sequence[str], weights: np.ndarray | None) -> np.ndarray:
+        return encode_all(backbone, chunk, desc=desc, progress=progress, token_weights=weights)
+
+    return corrected(encode, correction, texts, raw)
+
+
+def applies_to(method: str, pooling: str) -> bool:
+    """SIF reweights the tokens of an average, so it has no meaning for CLS or a mix of layers."""
+    return method != Method.SIF or Pooling(pooling).averages_tokens
+
+
+def fit_artifact(backbone: Backbone, sentences: Sequence[str], method: str, params: dict, **options):
+    """Encode the corpus, then fit `method` with `params` on it (`options` as `fit_from_vectors` takes them)."""
+    vectors = encode_all(backbone, sentences, desc="fitting corpus", progress=options.get("progress", True))
+    return fit_from_vectors(backbone, sentences, vectors, method, params, **options)

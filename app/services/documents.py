@@ -1,0 +1,97 @@
+"""Documents: stored in Redis with their raw vectors, then put in the served index; read and deleted by id."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.core.errors import InvalidInput, NotFound
+from app.index.live import ServedSpace
+from app.services.embedding import EmbeddingService
+from app.store.redis_store import DocumentRecord, RedisStore
+
+MAX_ID_LENGTH = 256
+
+
+@dataclass(frozen=True)
+class DocumentInput:
+    """A document to index: optional id, text, optional metadata."""
+
+    text: str
+    id: str | None = None
+    metadata: dict | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    text: str
+    metadata: dict
+
+    @classmethod
+    def from_record(cls, record: DocumentRecord) -> Document:
+        return cls(record.id, record.text, json.loads(record.metadata_json))
+
+
+def document_id(text: str) -> str:
+    """Default id: a hash of the text, so ingesting the same text twice never duplicates it."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def document_records(encode: Callable[[list[str]], np.ndarray], docs: Sequence[DocumentInput]) -> list[DocumentRecord]:
+    """Ids (given, or the text's hash), a repeated id's last version, raw vectors: what the store keeps.
+
+    The API, `index` and `index --engine ray` all go through here, so the same input gives the same ids.
+    """
+    ids = [d.id if d.id is not None else document_id(d.text) for d in docs]
+    for i, doc_id in enumerate(ids):
+        if not doc_id or len(doc_id) > MAX_ID_LENGTH:
+            raise InvalidInput(f"documents[{i}].id must have 1 to {MAX_ID_LENGTH} characters")
+    last = {doc_id: i for i, doc_id in enumerate(ids)}  # a repeated id: the last one wins
+    keep = sorted(last.values())
+    raw = encode([docs[i].text for i in keep])
+    return [
+        DocumentRecord(ids[i], docs[i].text, json.dumps(docs[i].metadata or {}), raw[row].tobytes())
+        for row, i in enumerate(keep)
+    ]
+
+
+class DocumentService:
+    """Writes go to Redis first, in one transaction with their change-log entry, then to the served index."""
+
+    def __init__(self, store: RedisStore, served: ServedSpace, embedding: EmbeddingService):
+        self.store = store
+        self._served = served
+        self._embedding = embedding
+        self.space_id = embedding.backbone.fingerprint  # raw vectors belong to one backbone: stored under it
+
+    def add(self, docs: Sequence[DocumentInput], *, truncate: bool = True) -> list[str]:
+        """Encode, write to Redis in one transaction, then index; a store failure leaves nothing behind."""
+        texts = self._embedding.check_texts([d.text for d in docs], "documents")
+        self._embedding.truncated(texts, "documents", truncate=truncate)
+        records = document_records(self._embedding.encode_raw, docs)
+        with self._served.writing() as space:
+            change = self.store.put_documents(self.space_id, records)
+            self._served.wrote(space, records, change)
+        return [r.id for r in records]
+
+    def delete(self, doc_id: str) -> None:
+        with self._served.writing() as space:
+            existed, change = self.store.delete_documents(self.space_id, [doc_id])
+            present = space.remove([doc_id])
+            space.local.add(change)
+        if not existed and not present:
+            raise NotFound(f"no document with id {doc_id!r}")
+
+    def get(self, doc_id: str) -> Document:
+        (record,) = self.store.get_documents(self.space_id, [doc_id])
+        if record is None:
+            raise NotFound(f"no document with id {doc_id!r}")
+        return Document.from_record(record)
+
+    def count(self) -> int:
+        return self.store.count_documents(self.space_id)

@@ -1,0 +1,118 @@
+"""Encoding: texts to vectors in the served correction's space, for /embed, /similarity and OpenAI's API."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import numpy as np
+
+from app.core.config import Settings
+from app.core.errors import InvalidInput
+from app.correction.pipeline import Correction, l2_normalize, pooling_weights, project
+from app.engine.encoder import BatchingEngine
+from app.index.live import ServedSpace
+
+
+class EmbeddingService:
+    """Encodes texts through the shared encoder and corrects them; knows nothing of documents or the index."""
+
+    def __init__(self, settings: Settings, engine: BatchingEngine, served: ServedSpace):
+        self.settings = settings
+        self.engine = engine
+        self.backbone = engine.backbone
+        self._served = served
+
+    @property
+    def correction(self) -> Correction | None:
+        return self._served.space.correction
+
+    def check_texts(self, texts: Sequence[str], what: str = "texts") -> Sequence[str]:
+        """The per-request limits on count and length: a 422 naming the first text over them."""
+        limits = self.settings
+        if len(texts) > limits.max_texts:
+            raise InvalidInput(f"{what}: {len(texts)} items, at most {limits.max_texts} per request")
+        for i, text in enumerate(texts):
+            if len(text) > limits.max_text_chars:
+                raise InvalidInput(f"{what}[{i}]: {len(text)} characters, at most {limits.max_text_chars}")
+        return texts
+
+    @staticmethod
+    def _dedupe(texts: Sequence[str]) -> tuple[list[str], list[int] | None]:
+        """Distinct texts, and the row of each input among them (None when all are distinct)."""
+        unique = list(dict.fromkeys(texts))
+        if len(unique) == len(texts):
+            return unique, None
+        row = {t: i for i, t in enumerate(unique)}
+        return unique, [row[t] for t in texts]
+
+    def encode_raw(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
+        """The backbone's vectors, unnormalized; each distinct text is encoded once. `token_weights`: SIF's pooling."""
+        unique, rows = self._dedupe(texts)
+        vectors = self.engine.encode(unique, token_weights)
+        return vectors if rows is None else vectors[rows]
+
+    async def encode_raw_async(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
+        """encode_raw() for the event loop: waits on the encoder without holding a thread."""
+        unique, rows = self._dedupe(texts)
+        if not unique:
+            return self.engine.encode([])
+        vectors = await asyncio.wrap_future(self.engine.submit(unique, token_weights))
+        return vectors if rows is None else vectors[rows]
+
+    def truncated(self, texts: Sequence[str], what: str = "texts", *, truncate: bool = True) -> list[int]:
+        """Indices of texts over the backbone's token limit; with `truncate` false, the first is a 422."""
+        limit = self.backbone.max_length
+        # A token covers at least one byte, so a short text cannot be over; only long ones are counted.
+        long = [i for i, t in enumerate(texts) if len(t.encode()) + 4 > limit]
+        counts = self.backbone.token_counts([texts[i] for i in long]) if long else []
+        over = [(i, n) for i, n in zip(long, counts, strict=True) if n > limit]
+        if over and not truncate:
+            i, n = over[0]
+            raise InvalidInput(f'{what}[{i}]: {n} tokens, at most {limit}; send "truncate": true to cut it there')
+        return [i for i, _ in over]
+
+    async def embed_async(
+        self,
+        texts: Sequence[str],
+        *,
+        corrected: bool = True,
+        normalize: bool = True,
+        truncate: bool = True,
+        dims: int | None = None,
+    ) -> tuple[np.ndarray, str | None, list[int]]:
+        """Vectors, the id of the correction that made them (None when uncorrected), truncated indices.
+
+        `dims` keeps the first ones (whitening's axes come by variance), as OpenAI's `dimensions` asks.
+        """
+        cut = self.truncated(self.check_texts(texts), truncate=truncate)
+        correction = self.correction if corrected else None
+        raw = await self.encode_raw_async(texts, pooling_weights(correction))
+        vectors = project(raw, correction, normalize=normalize and dims is None)
+        if dims is not None:
+            if not 1 <= dims <= vectors.shape[1]:
+                raise InvalidInput(f"dimensions must be within [1, {vectors.shape[1]}], got {dims}")
+            vectors = l2_normalize(vectors[:, :dims]) if normalize else vectors[:, :dims]
+        return vectors, (correction.id if correction else None), cut
+
+    def token_count(self, texts: Sequence[str]) -> int:
+        """Tokens the backbone sees for these texts (after truncation), for usage reports."""
+        limit = self.backbone.max_length
+        return sum(min(n, limit) for n in self.backbone.token_counts(texts))
+
+    async def similarity_async(self, left: Sequence[str], right: Sequence[str], *, with_raw: bool = True):
+        """Corrected cosine of each (left[i], right[i]), the raw cosine (None unless `with_raw`), the correction id.
+
+        A correction that pools its own way (SIF) needs a second encoding for the raw cosine: only if asked.
+        """
+        self.check_texts(left, "pairs (first texts)")  # the limit counts pairs, not texts
+        self.check_texts(right, "pairs (second texts)")
+        texts, correction, n = list(left) + list(right), self.correction, len(left)
+        weights = pooling_weights(correction)
+        pooled = await self.encode_raw_async(texts, weights)
+        raw = pooled if weights is None else (await self.encode_raw_async(texts) if with_raw else None)
+        y = project(pooled, correction)
+        scores = np.sum(y[:n] * y[n:], axis=1)
+        raw_unit = None if raw is None else l2_normalize(raw)
+        raw_scores = None if raw_unit is None else np.sum(raw_unit[:n] * raw_unit[n:], axis=1)
+        return scores, raw_scores, (correction.id if correction else None)
