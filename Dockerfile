@@ -10,10 +10,13 @@ WORKDIR /src
 RUN python -m venv /opt/venv \
     && pip install --index-url "$TORCH_INDEX_URL" torch==2.13.0
 COPY pyproject.toml README.md ./
+# app/bundled/ links to these two folders: the wheel carries the bundled corrections and STS-B as package data.
+COPY models ./models
+COPY datasets ./datasets
 COPY app ./app
 RUN pip install .
 
-# Run stage: the virtualenv, the bundled corrections, STS-B (auto's tuning pairs), a non-root user.
+# Run stage: the virtualenv (the bundled corrections and STS-B, auto's tuning pairs, inside it), a non-root user.
 FROM python:3.11-slim
 RUN groupadd --gid 10001 app \
     && useradd --create-home --uid 10001 --gid 10001 app \
@@ -21,15 +24,11 @@ RUN groupadd --gid 10001 app \
     && chown 10001:10001 /srv/var
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /srv
-COPY --chown=10001:10001 models ./models
-COPY --chown=10001:10001 datasets ./datasets
 ENV PATH=/opt/venv/bin:$PATH \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
     CE_HOST=0.0.0.0 \
     CE_PORT=8000 \
-    CE_MODELS_DIR=/srv/models \
-    CE_TUNE_PAIRS='["/srv/datasets/stsbenchmark/sts-train.csv", "/srv/datasets/stsbenchmark/sts-dev.csv"]' \
     CE_DATA_DIR=/srv/var
 USER 10001:10001
 EXPOSE 8000

@@ -10,6 +10,7 @@ import numpy as np
 
 from app.backbones.base import make_fingerprint
 from app.backbones.registry import register
+from app.core.names import Pooling
 
 _WORD = re.compile(r"\w+")
 VOCAB_SIZE = 1 << 14  # words are hashed to ids in this range, so SIF can count and weigh them
@@ -18,7 +19,7 @@ VOCAB_SIZE = 1 << 14  # words are hashed to ids in this range, so SIF can count 
 class HashingBackbone:
     """Each word maps to a fixed random vector; a text is the mean of its words' vectors plus a bias."""
 
-    def __init__(self, dim: int = 64, pooling: str = "mean", max_length: int = 256):
+    def __init__(self, dim: int = 64, pooling: str = Pooling.MEAN, max_length: int = 256):
         self.name = "hashing"
         self.dim = dim
         self.vocab_size = VOCAB_SIZE

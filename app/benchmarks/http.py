@@ -11,12 +11,11 @@ import sys
 import tempfile
 import time
 import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
-
-import httpx
 
 
 def free_port() -> int:
@@ -34,14 +33,20 @@ def start_service(env: dict[str, str], url: str, log: IO[bytes], *, cwd=None, ti
         if proc.poll() is not None:
             log.seek(0)
             raise RuntimeError(f"the service exited at start-up:\n{log.read()[-2000:].decode(errors='replace')}")
-        try:
-            if httpx.get(f"{url}/ready", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
+        if _ready(url):
+            return proc
         time.sleep(0.2)
     proc.kill()
     raise RuntimeError(f"the service did not become ready within {timeout:.0f} s")
+
+
+def _ready(url: str) -> bool:
+    """Whether GET /ready answers 200 (the standard library's client: benchmarks install no HTTP library)."""
+    try:
+        with urllib.request.urlopen(f"{url}/ready", timeout=1) as response:
+            return response.status == 200
+    except OSError:  # refused while starting, or an HTTP error status such as 503
+        return False
 
 
 def stop_service(proc: subprocess.Popen, timeout: float = 30.0) -> None:

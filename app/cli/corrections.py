@@ -13,6 +13,7 @@ from app.cli.offline import fit_here_or_on_ray, offline_backbone, tuning_pairs
 from app.cli.options import (
     EXIT_BAD_ARTIFACT,
     AddressOpt,
+    CorpusOpt,
     EngineOpt,
     JsonOpt,
     MethodOptions,
@@ -29,7 +30,7 @@ from app.cli.options import (
 @guarded
 @with_options(method_options)
 def fit(
-    corpus: Annotated[Path, typer.Option(help="One sentence per line, or a pairs file (both sides used).")],
+    corpus: CorpusOpt,
     pooling: PoolingOpt = None,
     options: MethodOptions = None,
     out: Annotated[Path | None, typer.Option(help="Artifact file; default DATA_DIR/artifacts/ID.npz.")] = None,
@@ -126,7 +127,7 @@ def evaluate(
 
 @guarded
 def isotropy(
-    corpus: Annotated[Path, typer.Option(help="One sentence per line, or a pairs file (both sides used).")],
+    corpus: CorpusOpt,
     artifact: Annotated[
         Path | None, typer.Option(help="Correction to measure; default the bundled one for this backbone.")
     ] = None,

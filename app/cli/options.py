@@ -18,6 +18,7 @@ EXIT_BAD_INPUT = 2
 EXIT_BAD_ARTIFACT = 3
 STS_TRAIN, STS_DEV, STS_TEST = (STS_DIR / f"sts-{part}.csv" for part in ("train", "dev", "test"))
 
+CorpusOpt = Annotated[Path, typer.Option(help="One sentence per line, or a pairs file (both sides used).")]
 PoolingOpt = Annotated[Pooling | None, typer.Option(help="Pooling; default CE_POOLING (mean).")]
 MethodOpt = Annotated[
     str,
@@ -140,7 +141,7 @@ class MethodOptions:
 
 
 def method_options(
-    method: MethodOpt = "whitening",
+    method: MethodOpt = Method.WHITENING,
     dim: DimOpt = None,
     alpha: AlphaOpt = 0.5,
     eps: EpsOpt = 0.0,

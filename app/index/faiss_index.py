@@ -51,11 +51,8 @@ def inner_index(index: faiss.Index) -> faiss.Index:
 
 
 def _search_knob(base: faiss.Index) -> str | None:
-    if isinstance(base, faiss.IndexIVF):
-        return "nprobe"
-    if isinstance(base, faiss.IndexHNSW):
-        return "efSearch"
-    return None
+    """The parameter that trades recall for speed: nprobe (IVF), efSearch (HNSW), or none (exact)."""
+    return "nprobe" if isinstance(base, faiss.IndexIVF) else "efSearch" if isinstance(base, faiss.IndexHNSW) else None
 
 
 class VectorIndex:
@@ -101,9 +98,8 @@ class VectorIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if not index._index.is_trained:
             index._train(vectors, seed)
-        with tqdm(
-            total=len(doc_ids), desc=f"index {index.factory}", unit="vec", disable=not progress, leave=False
-        ) as bar:
+        bar = tqdm(total=len(doc_ids), desc=f"index {index.factory}", unit="vec", disable=not progress, leave=False)
+        with bar:
             for start in range(0, len(doc_ids), ADD_CHUNK):
                 index.upsert(doc_ids[start : start + ADD_CHUNK], vectors[start : start + ADD_CHUNK])
                 bar.update(min(ADD_CHUNK, len(doc_ids) - start))

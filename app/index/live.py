@@ -20,7 +20,6 @@ from app.store.redis_store import DocumentRecord
 log = logging.getLogger(__name__)
 
 
-
 class ServedSpace(Protocol):
     """The space a process serves and writes through: a server's LiveIndex, or a writer's WriterSpace."""
 

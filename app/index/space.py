@@ -42,7 +42,7 @@ class SearchSpace:
 
 
 class SpaceKeeper:
-    """Builds, catches up and snapshots the search spaces of one backbone's documents."""
+    """Builds the search spaces of one backbone's documents from the store and catches them up with its log."""
 
     def __init__(
         self,
@@ -60,8 +60,6 @@ class SpaceKeeper:
         self.raw_dim = raw_dim
         self.factory = factory
         self.recall = recall
-
-    # --- building and following ---------------------------------------------------------------------
 
     def decode(self, docs: list[DocumentRecord]) -> np.ndarray:
         raw = np.frombuffer(b"".join(d.vector for d in docs), dtype=np.float32)
