@@ -27,10 +27,11 @@ class LoadResult:
     def per_second(self) -> float:
         return self.texts / self.seconds
 
-    def summary(self, limit: float) -> dict:
+    def summary(self, limit: float, baseline: float) -> dict:
         return {
             "sentences_per_s": round(self.per_second, 1),
             "ratio_to_limit": round(self.per_second / limit, 3),
+            "ratio_to_sentence_transformers": round(self.per_second / baseline, 3),
             "p50_ms": round(percentile(self.latencies, 50) * 1000, 2),
             "p99_ms": round(percentile(self.latencies, 99) * 1000, 2),
             "requests": len(self.latencies),
@@ -53,6 +54,20 @@ def in_process_limit(encode_with_batch: Callable[[int], Callable], texts: list[s
         encode(texts)
         best = max(best, (len(texts) / (time.perf_counter() - start), size))
     return best
+
+
+def sentence_transformers_rate(texts: list[str], batch_size: int = 64) -> float:
+    """Sentences/s of sentence-transformers (torch, fp32) encoding the same sentences in its own process:
+    what a user compares this service with."""
+    from sentence_transformers import SentenceTransformer
+
+    from app.backbones.tokens import default_model_path
+
+    model = SentenceTransformer(str(default_model_path()), device="cpu")
+    model.encode(texts[:64], batch_size=batch_size)  # warm
+    start = time.perf_counter()
+    model.encode(texts, batch_size=batch_size)
+    return len(texts) / (time.perf_counter() - start)
 
 
 def single_text_seconds(encode: Callable, repeats: int = 50) -> float:

@@ -24,6 +24,7 @@ def bench(
         http_load,
         in_process_limit,
         percentile,
+        sentence_transformers_rate,
         single_client_latency,
         single_text_seconds,
     )
@@ -49,6 +50,8 @@ def bench(
         start = time.perf_counter()
         Correction(artifact).apply(raw)
         correction_share = (time.perf_counter() - start) / (len(raw) / limit)
+    typer.echo("sentence-transformers in-process ...", err=True)
+    baseline = sentence_transformers_rate(sentences)
     typer.echo("starting the service ...", err=True)
     with running_service({"CE_BATCH_SIZE": str(best_batch)}) as (url, pid):
         http_load(url, sentences[:256], clients=8, per_request=8, name="warm-up")
@@ -59,14 +62,15 @@ def bench(
         latencies = single_client_latency(url)
         rss = peak_rss_mb(pid)
     result = {
-        "backbone": settings.model_name or "all-MiniLM-L6-v2"
-        if settings.backbone == "huggingface"
-        else settings.backbone,
+        "backbone": backbone.name,
+        "runtime": settings.backbone,
+        "quantize": settings.quantize if settings.backbone == "onnx" else None,
         "pooling": settings.pooling,
         "sentences": len(sentences),
         "limit_sentences_per_s": round(limit, 1),
         "limit_batch_size": best_batch,
-        **{name: r.summary(limit) for name, r in patterns.items()},
+        "sentence_transformers_per_s": round(baseline, 1),
+        **{name: r.summary(limit, baseline) for name, r in patterns.items()},
         "single_text_p50_ms": round(percentile(latencies, 50) * 1000, 2),
         "single_text_p99_ms": round(percentile(latencies, 99) * 1000, 2),
         "single_text_in_process_ms": round(one_text * 1000, 2),
@@ -75,11 +79,13 @@ def bench(
         "server_peak_rss_mb": round(rss, 1),
     }
     if not as_json:
-        typer.echo(f"limit (in-process, batch {best_batch}): {limit:.0f} sentences/s")
+        typer.echo(f"limit (in-process, batch {best_batch}): {limit:.0f} sentences/s; "
+                   f"sentence-transformers in-process: {baseline:.0f} sentences/s")  # fmt: skip
         for name in patterns:
             summary = result[name]
             typer.echo(
-                f"{name}: {summary['sentences_per_s']:.0f} sentences/s = {summary['ratio_to_limit']:.2f} x limit, "
+                f"{name}: {summary['sentences_per_s']:.0f} sentences/s = {summary['ratio_to_limit']:.2f} x limit "
+                f"= {summary['ratio_to_sentence_transformers']:.2f} x sentence-transformers, "
                 f"p50 {summary['p50_ms']} ms, p99 {summary['p99_ms']} ms, errors {summary['errors']}"
             )
         typer.echo(

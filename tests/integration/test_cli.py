@@ -317,6 +317,9 @@ def test_bench_reports_every_figure_against_a_real_server(tmp_path):
     for pattern in ("a_8_clients_x_8_texts", "b_32_clients_x_1_text"):
         figures = result[pattern]
         assert figures["errors"] == 0 and figures["sentences_per_s"] > 0 and figures["p99_ms"] >= figures["p50_ms"]
+        ratio = figures["sentences_per_s"] / result["sentence_transformers_per_s"]
+        assert figures["ratio_to_sentence_transformers"] == pytest.approx(ratio, rel=1e-2)
+    assert result["sentence_transformers_per_s"] > 0 and result["runtime"] == "hashing"
     assert result["a_8_clients_x_8_texts"]["requests"] == 8 and result["b_32_clients_x_1_text"]["requests"] == 64
     assert result["server_peak_rss_mb"] > 10 and result["single_text_ratio"] > 0
 

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from app.backbones import build_backbone
-from app.core.config import STS_DIR, Settings
+from app.core.config import MODELS_DIR, STS_DIR, Settings
 from app.core.names import Pooling
+from app.correction.registry import find_bundled
 from app.correction.sif import sif_weights, token_counts
 from app.offline.datasets import read_corpus
 
@@ -59,3 +60,11 @@ def test_runtime_and_quantization_are_in_the_fingerprint_and_the_export_is_made_
     assert again.fingerprint == int8.fingerprint
     assert {p: p.stat().st_mtime_ns for p in (cache / "onnx").glob("*.onnx")} == exported
     assert not list((cache / "onnx").glob("*.tmp"))
+
+
+def test_the_int8_backbone_has_bundled_corrections_of_its_own(cache):
+    for pooling in Pooling:
+        backbone = onnx_backbone(cache, pooling, quantize="int8")
+        artifact = find_bundled(MODELS_DIR, backbone)
+        assert artifact is not None and artifact.backbone.fingerprint == backbone.fingerprint
+        assert find_bundled(MODELS_DIR, torch_backbone(pooling)).backbone.fingerprint != backbone.fingerprint
