@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import torch
+from typing import TYPE_CHECKING
 
 from app.core.names import TOKEN_AVERAGES, Pooling
+
+if TYPE_CHECKING:  # tensors' own methods do the work, whatever module made them
+    import torch
 
 
 def pooling_named(name: str) -> Pooling:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 BackboneFactory = Callable[["Settings"], Backbone]
 _REGISTRY: dict[str, BackboneFactory] = {}
-# Imported only when chosen: the ONNX runtime never loads torch, the hashing stand-in neither.
+# Imported only when chosen: a runtime (torch, ONNX Runtime) is loaded only by the backbone that uses it.
 _BUILTIN = {
     "hashing": "app.backbones.hashing",
     "huggingface": "app.backbones.huggingface",

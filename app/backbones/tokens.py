@@ -1,5 +1,5 @@
 """What every Hugging Face backbone shares, whatever runs it: the local folder, its weights' hash, the tokenizer,
-and length-sorted batches under a token budget. No torch here: the ONNX runtime needs none of it."""
+and length-sorted batches under a token budget; nothing here imports torch itself."""
 
 from __future__ import annotations
 
