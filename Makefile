@@ -33,18 +33,19 @@ lint: install
 ## (fitted on its own vectors: a correction is tied to the runtime and quantization that made them).
 models: install
 	for p in mean cls first_last_avg embedding_avg; do \
-	  $(PY) -m app fit --corpus $(STS)/sts-train.csv --pooling $$p --method auto --out models/all-MiniLM-L6-v2/$$p.npz || exit 1; \
+	  CE_BACKBONE=huggingface $(PY) -m app fit --corpus $(STS)/sts-train.csv --pooling $$p --method auto \
+	    --out models/all-MiniLM-L6-v2/$$p.npz || exit 1; \
 	  CE_BACKBONE=onnx CE_QUANTIZE=int8 $(PY) -m app fit --corpus $(STS)/sts-train.csv --pooling $$p --method auto \
 	    --out models/all-MiniLM-L6-v2/onnx-int8/$$p.npz || exit 1; \
 	done
 
-## STS-B test for every pooling: auto fitted on STS-B train, tuned on STS-B train + dev.
+## STS-B test for every pooling, default backbone (ONNX int8): auto fitted on STS-B train, tuned on STS-B train + dev.
 eval: install
 	for p in mean cls first_last_avg embedding_avg; do \
 	  $(PY) -m app eval --pairs $(STS)/sts-test.csv --fit-corpus $(STS)/sts-train.csv --pooling $$p --method auto --json || exit 1; \
 	done
 
-## Every correction (flow and SIF included) x poolings on STS-B test, as the README's table.
+## Every correction (flow and SIF included) x poolings on STS-B test (the README's table: CE_BACKBONE=huggingface make compare).
 compare: install
 	$(PY) -m app compare
 

@@ -29,7 +29,7 @@ class Settings(BaseSettings):
 
     # Backbone
     backbone: str = Field(
-        "huggingface", description="Registry key of the backbone: huggingface (torch), onnx (ONNX Runtime) or hashing."
+        "onnx", description="Registry key of the backbone: onnx (ONNX Runtime), huggingface (torch) or hashing."
     )
     quantize: Literal["int8", "none"] = Field(
         "int8", description="onnx backbone: int8 weights (dynamic, per channel) or none (fp32)."

@@ -41,7 +41,7 @@ def test_fp32_gives_the_torch_backbones_vectors_for_every_pooling(cache, pooling
 
 def test_int8_stays_close_to_the_torch_vectors(cache):
     cos = cosines(onnx_backbone(cache, quantize="int8").encode(SENTENCES), torch_backbone().encode(SENTENCES))
-    assert cos.mean() >= 0.99 and cos.min() >= 0.975, (cos.mean(), cos.min())
+    assert cos.mean() >= 0.99 and cos.min() >= 0.98, (cos.mean(), cos.min())
 
 
 def test_sif_token_weights_pool_as_in_the_torch_backbone(cache):
