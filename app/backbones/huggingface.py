@@ -48,7 +48,6 @@ class HuggingFaceBackbone:
         limit = getattr(self.model.config, "max_position_embeddings", max_length) or max_length
         self.max_length = min(max_length, limit)
         self.tokens = Tokenizer(model_path, self.max_length)
-        self.tokenizer = self.tokens.tokenizer
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
         self.pooling = pooling

@@ -7,6 +7,7 @@ vector per text; SIF's token weights are a graph input, ones when a request has 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -120,18 +121,17 @@ class OnnxBackbone:
         threads: int = 0,
     ):
         import onnxruntime as ort
-        from transformers import AutoConfig
 
         if quantize not in QUANTIZATIONS:
             raise ValueError(f"unknown quantization {quantize!r}; choose one of {', '.join(QUANTIZATIONS)}")
         model_path, pooling = Path(model_path), pooling_named(pooling)
         if not model_path.is_dir():
             raise FileNotFoundError(f"model folder not found: {model_path}")
-        config = AutoConfig.from_pretrained(model_path, local_files_only=True)
-        self.max_length = min(max_length, getattr(config, "max_position_embeddings", max_length) or max_length)
+        config = json.loads((model_path / "config.json").read_text())  # read directly: no transformers to serve
+        self.max_length = min(max_length, config.get("max_position_embeddings") or max_length)
         self.tokens = Tokenizer(model_path, self.max_length)
         self.name, self.pooling, self.quantize = name or model_path.name, pooling, quantize
-        self.dim, self.vocab_size = int(config.hidden_size), int(config.vocab_size)
+        self.dim, self.vocab_size = int(config["hidden_size"]), int(config["vocab_size"])
         self.batch_size, self.max_batch_tokens = batch_size, max_batch_tokens
         weights = hash_weights(model_path)
         self.fingerprint = make_fingerprint(

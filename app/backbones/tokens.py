@@ -1,11 +1,10 @@
 """What every Hugging Face backbone shares, whatever runs it: the local folder, its weights' hash, the tokenizer,
-and length-sorted batches under a token budget; nothing here imports torch itself."""
+and length-sorted batches under a token budget; nothing here imports torch or transformers."""
 
 from __future__ import annotations
 
-import copy
 import hashlib
-import threading
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,32 +47,51 @@ def length_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> l
 
 
 class Tokenizer:
-    """A local folder's fast tokenizer: ids as the pooling sees them, and counts from any thread."""
+    """A local folder's fast tokenizer (its tokenizer.json, read by the `tokenizers` library, so serving needs
+    no transformers or torch): ids truncated as the pooling sees them, and counts before truncation."""
 
     def __init__(self, model_path: Path, max_length: int):
-        from transformers import AutoTokenizer
+        from tokenizers import Tokenizer as FastTokenizer
 
-        self.tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
+        path = Path(model_path) / "tokenizer.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"{model_path} has no tokenizer.json (a fast tokenizer's file)")
         self.max_length = max_length
-        self.pad_id = self.tokenizer.pad_token_id or 0
-        self._count_lock = threading.Lock()
-        self._counter = None
+        # The file may carry padding and truncation settings of its own (all-MiniLM-L6-v2's pad to 128):
+        # one copy truncates at our limit and never pads, the other counts whole texts. Neither changes once
+        # built, so request threads count while the encoder thread tokenizes.
+        self._truncating = FastTokenizer.from_file(str(path))
+        self._truncating.no_padding()
+        self._truncating.enable_truncation(max_length)
+        self._counting = FastTokenizer.from_file(str(path))
+        self._counting.no_padding()
+        self._counting.no_truncation()
+        self.pad_id = _pad_id(Path(model_path), self._truncating)
 
     def counts(self, texts: Sequence[str]) -> list[int]:
-        """Tokens per text before truncation (special tokens included); callable from any thread.
-
-        A fast tokenizer keeps its truncation settings as state, so request threads count with a copy
-        of their own rather than touching the one the encoder thread is using.
-        """
-        with self._count_lock:
-            if self._counter is None:
-                self._counter = copy.deepcopy(self.tokenizer)
-            return [len(ids) for ids in self._counter(list(texts), add_special_tokens=True)["input_ids"]]
+        """Tokens per text before truncation (special tokens included); callable from any thread."""
+        return [len(e.ids) for e in self._counting.encode_batch(list(texts))]
 
     def features(self, texts: Sequence[str]) -> dict[str, list[list[int]]]:
-        """Input ids (and attention mask, token types), truncated at max_length: what a forward pass takes."""
-        return dict(self.tokenizer(list(texts), truncation=True, max_length=self.max_length))
+        """Input ids, token types and attention mask, truncated at max_length: what a forward pass takes."""
+        encodings = self._truncating.encode_batch(list(texts))
+        return {
+            "input_ids": [e.ids for e in encodings],
+            "token_type_ids": [e.type_ids for e in encodings],
+            "attention_mask": [e.attention_mask for e in encodings],
+        }
 
     def ids(self, texts: Sequence[str]) -> list[list[int]]:
         """The token ids the backbone pools over (truncated like encode()): what SIF counts."""
-        return self.features(texts)["input_ids"]
+        return [e.ids for e in self._truncating.encode_batch(list(texts))]
+
+
+def _pad_id(folder: Path, tokenizer) -> int:
+    """The id of the folder's pad token (as its tokenizer config names it), else 0."""
+    for name in ("tokenizer_config.json", "special_tokens_map.json"):
+        config = folder / name
+        pad = json.loads(config.read_text()).get("pad_token") if config.is_file() else None
+        pad = pad.get("content") if isinstance(pad, dict) else pad
+        if pad and tokenizer.token_to_id(pad) is not None:
+            return tokenizer.token_to_id(pad)
+    return 0

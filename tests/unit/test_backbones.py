@@ -149,7 +149,7 @@ def test_token_weights_reweight_the_averaging_poolings_and_only_those(tiny_bert)
 def test_embedding_avg_runs_no_layer_and_matches_the_full_forwards_input_states(tiny_bert):
     backbone = HuggingFaceBackbone(tiny_bert, pooling="embedding_avg", max_length=32)
     texts = ["the cat sat on the mat", "rain"]
-    batch = backbone.tokenizer(texts, padding=True, return_tensors="pt")
+    batch = BertTokenizerFast.from_pretrained(tiny_bert)(texts, padding=True, return_tensors="pt")
     with torch.no_grad():
         states = backbone.model(**batch, output_hidden_states=True).hidden_states
     want = pool("embedding_avg", states, batch["attention_mask"]).numpy()
