@@ -12,7 +12,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -60,10 +60,19 @@ def stop_service(proc: subprocess.Popen, timeout: float = 30.0) -> None:
 
 
 @contextmanager
-def running_service(env: dict[str, str] | None = None, timeout: float = 180.0) -> Iterator[tuple[str, int]]:
-    """The service on a free port with its own embedded Redis in a temporary folder; yields (url, pid)."""
+def running_service(
+    env: dict[str, str] | None = None, timeout: float = 180.0, *, reuse: Iterable[Path] = ()
+) -> Iterator[tuple[str, int]]:
+    """The service on a free port with its own embedded Redis in a temporary folder; yields (url, pid).
+
+    `reuse`: folders of another data folder linked into this one, such as exported ONNX graphs, so the
+    service starts as a second start would.
+    """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="ce-bench-") as data:
+        for folder in reuse:
+            if Path(folder).is_dir():
+                (Path(data) / Path(folder).name).symlink_to(Path(folder).resolve(), target_is_directory=True)
         child_env = {**os.environ, "CE_DATA_DIR": data, "CE_PORT": str(port), "CE_HOST": "127.0.0.1", **(env or {})}
         child_env.pop("REDIS_URL", None)
         child_env.pop("CE_REDIS_URL", None)

@@ -53,7 +53,7 @@ def bench(
     typer.echo("sentence-transformers in-process ...", err=True)
     baseline = sentence_transformers_rate(sentences)
     typer.echo("starting the service ...", err=True)
-    with running_service({"CE_BATCH_SIZE": str(best_batch)}) as (url, pid):
+    with running_service({"CE_BATCH_SIZE": str(best_batch)}, reuse=[settings.data_dir / "onnx"]) as (url, pid):
         http_load(url, sentences[:256], clients=8, per_request=8, name="warm-up")
         patterns = {
             "a_8_clients_x_8_texts": http_load(url, sentences, clients=8, per_request=8, name="a"),
