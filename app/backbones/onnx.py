@@ -61,7 +61,7 @@ def export_graph(model_path: Path, pooling: Pooling, out: Path) -> None:
             weights = token_weights if pooling.averages_tokens else None
             return pool(pooling, hidden, attention_mask, weights)
 
-    ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]])
+    ids = torch.tensor([[1, 2, 3, 4], [1, 2, 3, 0]]).clamp(max=model.config.vocab_size - 1)  # any vocabulary
     mask = (ids != 0).long()
     names = ["input_ids", "attention_mask", "token_type_ids", "token_weights"]
     axes = {name: {0: "batch", 1: "tokens"} for name in names} | {"vector": {0: "batch"}}

@@ -157,3 +157,13 @@ def test_embedding_avg_runs_no_layer_and_matches_the_full_forwards_input_states(
     backbone.model.encoder.register_forward_hook(lambda *args: calls.append(1))
     np.testing.assert_allclose(backbone.encode(texts), want, atol=1e-5)
     assert calls == []  # the transformer layers never ran
+
+
+@pytest.mark.parametrize("pooling", list(Pooling))
+def test_the_onnx_runtime_gives_any_local_berts_vectors_as_torch_does(tiny_bert, tmp_path, pooling):
+    from app.backbones.onnx import OnnxBackbone
+
+    texts = ["the cat sat on the mat", "rain", "a red plane flies fast over the green house tree", "sun"]
+    onnx = OnnxBackbone(tiny_bert, cache_dir=tmp_path, pooling=pooling, quantize="none", max_length=32, batch_size=2)
+    torch_vectors = HuggingFaceBackbone(tiny_bert, pooling=pooling, max_length=32).encode(texts)
+    np.testing.assert_allclose(onnx.encode(texts), torch_vectors, atol=1e-5)
