@@ -18,7 +18,7 @@ from app.backbones.packed import PackedBert
 from app.backbones.packed import supports as supports_packed
 from app.backbones.pooling import pool, pooling_named
 from app.backbones.registry import register
-from app.backbones.tokens import Tokenizer, default_model_path, hash_weights, length_batches
+from app.backbones.tokens import Tokenizer, default_model_path, hash_weights, length_batches, local_model, padded
 from app.core.names import Pooling
 
 __all__ = ["HuggingFaceBackbone", "default_model_path", "length_batches"]
@@ -85,8 +85,8 @@ class HuggingFaceBackbone:
             mask = batch["attention_mask"]
         weights = None
         if token_weights is not None:  # padding's weight is masked out, so any id will do there
-            ids = _pad({"input_ids": selected["input_ids"]}, self._pad_id)["input_ids"]
-            weights = torch.from_numpy(np.asarray(token_weights, dtype=np.float32))[ids]
+            ids = padded(selected["input_ids"], self._pad_id)
+            weights = torch.from_numpy(np.asarray(token_weights, dtype=np.float32)[ids])
         return pool(self.pooling, hidden, mask, weights).float().numpy()
 
     @property
@@ -112,12 +112,7 @@ class HuggingFaceBackbone:
 
 def _pad(features: dict[str, list[list[int]]], pad_id: int) -> dict[str, torch.Tensor]:
     """Right-pad every field to the longest row; input ids with the pad token, the rest with 0."""
-    longest = max(len(row) for row in features["input_ids"])
-    out = {}
-    for key, rows in features.items():
-        fill = pad_id if key == "input_ids" else 0
-        out[key] = torch.tensor([row + [fill] * (longest - len(row)) for row in rows], dtype=torch.long)
-    return out
+    return {key: torch.from_numpy(padded(rows, pad_id if key == "input_ids" else 0)) for key, rows in features.items()}
 
 
 def configure_torch_threads(n: int) -> None:
@@ -130,11 +125,10 @@ def configure_torch_threads(n: int) -> None:
 @register("huggingface")
 def _from_settings(settings) -> HuggingFaceBackbone:
     configure_torch_threads(settings.torch_threads)
-    path = settings.model_path or default_model_path()
-    default_name = "all-MiniLM-L6-v2" if settings.model_path is None else Path(path).name
+    path, name = local_model(settings)
     return HuggingFaceBackbone(
         path,
-        name=settings.model_name or default_name,
+        name=name,
         pooling=settings.pooling,
         max_length=settings.max_length,
         batch_size=settings.batch_size,

@@ -19,7 +19,7 @@ import numpy as np
 from app.backbones.base import make_fingerprint
 from app.backbones.pooling import pooling_named
 from app.backbones.registry import register
-from app.backbones.tokens import Tokenizer, default_model_path, hash_weights, length_batches
+from app.backbones.tokens import Tokenizer, hash_weights, length_batches, local_model, padded
 from app.core.names import Pooling
 
 log = logging.getLogger(__name__)
@@ -155,12 +155,9 @@ class OnnxBackbone:
 
     def _batch(self, ids: list[list[int]], token_weights: np.ndarray | None) -> dict[str, np.ndarray]:
         """Right-padded inputs; the padding's weight is masked out of the pooling, so ones will do there."""
-        longest = max(len(row) for row in ids)
-        input_ids = np.full((len(ids), longest), self.tokens.pad_id, dtype=np.int64)
-        mask = np.zeros((len(ids), longest), dtype=np.int64)
-        for i, row in enumerate(ids):
-            input_ids[i, : len(row)] = row
-            mask[i, : len(row)] = 1
+        input_ids = padded(ids, self.tokens.pad_id)
+        lengths = np.array([len(row) for row in ids])
+        mask = (np.arange(input_ids.shape[1])[None, :] < lengths[:, None]).astype(np.int64)
         weights = np.ones(input_ids.shape, dtype=np.float32)
         if token_weights is not None:
             weights = np.asarray(token_weights, dtype=np.float32)[input_ids]
@@ -184,11 +181,11 @@ class OnnxBackbone:
 
 @register("onnx")
 def _from_settings(settings) -> OnnxBackbone:
-    path = settings.model_path or default_model_path()
+    path, name = local_model(settings)
     return OnnxBackbone(
         path,
         cache_dir=settings.data_dir / "onnx",
-        name=settings.model_name or ("all-MiniLM-L6-v2" if settings.model_path is None else Path(path).name),
+        name=name,
         pooling=settings.pooling,
         quantize=settings.quantize,
         max_length=settings.max_length,

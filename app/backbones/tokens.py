@@ -8,6 +8,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 
 
@@ -30,6 +32,21 @@ def hash_weights(folder: Path) -> str:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(chunk)
     return digest.hexdigest()
+
+
+def local_model(settings) -> tuple[Path, str]:
+    """The model folder the settings name (default: all-MiniLM-L6-v2's package) and the name it is served as."""
+    if settings.model_path is None:
+        return default_model_path(), settings.model_name or "all-MiniLM-L6-v2"
+    return Path(settings.model_path), settings.model_name or Path(settings.model_path).name
+
+
+def padded(rows: Sequence[Sequence[int]], fill: int) -> np.ndarray:
+    """Rows of ids right-padded with `fill` to the longest one: an int64 (rows, longest) array."""
+    out = np.full((len(rows), max(len(row) for row in rows)), fill, dtype=np.int64)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out
 
 
 def length_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:
