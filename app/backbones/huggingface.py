@@ -125,13 +125,5 @@ def configure_torch_threads(n: int) -> None:
 @register("huggingface")
 def _from_settings(settings) -> HuggingFaceBackbone:
     configure_torch_threads(settings.torch_threads)
-    path, name = local_model(settings)
-    return HuggingFaceBackbone(
-        path,
-        name=name,
-        pooling=settings.pooling,
-        max_length=settings.max_length,
-        batch_size=settings.batch_size,
-        max_batch_tokens=settings.max_batch_tokens,
-        packed=settings.packed,
-    )
+    path, options = local_model(settings)
+    return HuggingFaceBackbone(path, packed=settings.packed, **options)

@@ -181,14 +181,5 @@ class OnnxBackbone:
 
 @register("onnx")
 def _from_settings(settings) -> OnnxBackbone:
-    path, name = local_model(settings)
-    return OnnxBackbone(
-        path,
-        cache_dir=settings.data_dir / "onnx",
-        name=name,
-        pooling=settings.pooling,
-        quantize=settings.quantize,
-        max_length=settings.max_length,
-        batch_size=settings.batch_size,
-        max_batch_tokens=settings.max_batch_tokens,
-    )
+    path, options = local_model(settings)
+    return OnnxBackbone(path, cache_dir=settings.data_dir / "onnx", quantize=settings.quantize, **options)
