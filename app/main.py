@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -36,6 +37,10 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
             s.backbone.pooling,
             s.correction.id if s.correction else None,
         )
+        if owned:
+            # What start-up built (modules, the model's session, the index) lives until the end: frozen out of
+            # the cyclic collector, a collection scans only what requests allocate (it took ~12% of the loop).
+            gc.freeze()
         try:
             yield
         finally:

@@ -56,18 +56,33 @@ def padded(rows: Sequence[Sequence[int]], fill: int) -> np.ndarray:
     return out
 
 
+# A forward pass costs about what this many more padded tokens would (measured on ONNX Runtime int8 and torch,
+# 2 cores: ~2 ms a call against ~0.06 ms a token), so a cut is worth it when it saves more padding than that.
+CALL_COST_TOKENS = 32
+
+
 def length_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:
-    """Indices sorted by length, cut so that each batch's padded size (count x longest) fits the budget."""
+    """Indices sorted by length, cut where padding costs more than another call would: the cheapest split
+    (count x longest + a call's cost, summed) within `max_texts` per batch and a padded `max_tokens` budget."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    sorted_lengths = np.array([lengths[i] for i in order], dtype=np.int64)
+    n = len(order)
+    best = np.zeros(n + 1)  # best[j]: cheapest cost of the first j texts
+    cut = np.zeros(n + 1, dtype=np.int64)  # where the last batch of that split starts
+    for j in range(1, n + 1):
+        starts = np.arange(max(0, j - max_texts), j)
+        sizes = j - starts
+        padded_tokens = sizes * sorted_lengths[j - 1]
+        allowed = (padded_tokens <= max_tokens) | (sizes == 1)  # one text over budget goes alone
+        costs = np.where(allowed, best[starts] + padded_tokens + CALL_COST_TOKENS, np.inf)
+        k = int(np.argmin(costs))
+        best[j], cut[j] = costs[k], starts[k]
     batches: list[list[int]] = []
-    current: list[int] = []
-    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
-        if current and (len(current) >= max_texts or (len(current) + 1) * lengths[i] > max_tokens):
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
+    j = n
+    while j > 0:
+        batches.append(order[cut[j] : j])
+        j = int(cut[j])
+    return batches[::-1]
 
 
 class Tokenizer:

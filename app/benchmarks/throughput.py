@@ -44,6 +44,16 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
+def batch_setter(backbone) -> Callable[[int], Callable]:
+    """For in_process_limit(): the backbone's encode() with its batch size set to the one given."""
+
+    def with_batch(size: int) -> Callable:
+        backbone.batch_size = size
+        return backbone.encode
+
+    return with_batch
+
+
 def in_process_limit(encode_with_batch: Callable[[int], Callable], texts: list[str], batch_sizes=(32, 64, 128)):
     """Best sentences/s of the backbone itself over a few batch sizes (length-sorted), and that size."""
     best = (0.0, batch_sizes[0])

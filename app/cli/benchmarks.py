@@ -11,6 +11,8 @@ import typer
 from app.cli.options import EXIT_BAD_INPUT, STS_DEV, STS_TEST, JsonLastOpt, fail, guarded
 from app.core.config import STS_DIR, get_settings
 
+RUNTIMES = (("huggingface", "none"), ("onnx", "none"), ("onnx", "int8"))  # torch fp32, ONNX fp32, ONNX int8
+
 
 @guarded
 def bench(
@@ -22,6 +24,7 @@ def bench(
     from app.benchmarks.http import peak_rss_mb, running_service
     from app.benchmarks.throughput import (
         http_load,
+        batch_setter,
         in_process_limit,
         percentile,
         sentence_transformers_rate,
@@ -34,15 +37,15 @@ def bench(
 
     settings = get_settings()
     sentences = (read_corpus(STS_TEST) + read_corpus(STS_DEV))[:texts]
+    limits = {}  # every runtime of these weights and this pooling, in-process: what each could serve at best
+    for runtime, quantize in RUNTIMES:
+        typer.echo(f"in-process limit of {runtime} ({quantize}) over {len(sentences)} sentences ...", err=True)
+        other = build_backbone(settings.model_copy(update={"backbone": runtime, "quantize": quantize}))
+        limits[f"{runtime}_{quantize}"] = round(in_process_limit(batch_setter(other), sentences)[0], 1)
+        del other
     backbone = build_backbone(settings)
-
-    def with_batch(size):
-        backbone.batch_size = size
-        return backbone.encode
-
-    typer.echo(f"in-process limit over {len(sentences)} sentences ...", err=True)
-    limit, best_batch = in_process_limit(with_batch, sentences)
-    one_text = single_text_seconds(with_batch(best_batch))
+    limit, best_batch = in_process_limit(batch_setter(backbone), sentences)
+    one_text = single_text_seconds(batch_setter(backbone)(best_batch))
     correction_share = None
     artifact = find_bundled(settings.models_dir, backbone)
     if artifact is not None:
@@ -69,6 +72,7 @@ def bench(
         "sentences": len(sentences),
         "limit_sentences_per_s": round(limit, 1),
         "limit_batch_size": best_batch,
+        "limits_by_runtime": limits,
         "sentence_transformers_per_s": round(baseline, 1),
         **{name: r.summary(limit, baseline) for name, r in patterns.items()},
         "single_text_p50_ms": round(percentile(latencies, 50) * 1000, 2),
@@ -81,6 +85,7 @@ def bench(
     if not as_json:
         typer.echo(f"limit (in-process, batch {best_batch}): {limit:.0f} sentences/s; "
                    f"sentence-transformers in-process: {baseline:.0f} sentences/s")  # fmt: skip
+        typer.echo("in-process limit of each runtime: " + ", ".join(f"{k} {v:.0f}/s" for k, v in limits.items()))
         for name in patterns:
             summary = result[name]
             typer.echo(
