@@ -62,6 +62,19 @@ def make_settings(redis_url, key_prefix, tmp_path):
 
 
 @pytest.fixture(scope="session")
+def onnx_graphs(tmp_path_factory) -> Path:
+    """The session's exported ONNX graphs: each export (~20 s) is made once, then linked into data folders."""
+    return tmp_path_factory.mktemp("onnx-graphs")
+
+
+def with_graphs(graphs: Path, data_dir: Path) -> Path:
+    """`data_dir`, created, with the session's exported graphs as its `onnx` folder (as a second start finds it)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / "onnx").symlink_to(graphs, target_is_directory=True)
+    return data_dir
+
+
+@pytest.fixture(scope="session")
 def minilm():
     """The real default backbone (all-MiniLM-L6-v2, mean pooling), loaded once."""
     from app.backbones import build_backbone

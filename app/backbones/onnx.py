@@ -92,9 +92,15 @@ def quantize_int8(src: Path, dst: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     keep = [n.name for n in onnx.load(str(src)).graph.node if n.op_type == "MatMul" and _keeps_fp32(n.name)]
-    quantize_dynamic(str(src), str(dst), per_channel=True, weight_type=QuantType.QInt8,
-                     op_types_to_quantize=["MatMul", "Attention"], nodes_to_exclude=keep,
-                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})  # fused ops' outputs are float
+    quantize_dynamic(
+        str(src),
+        str(dst),
+        per_channel=True,
+        weight_type=QuantType.QInt8,
+        op_types_to_quantize=["MatMul", "Attention"],
+        nodes_to_exclude=keep,
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+    )  # fused ops' outputs are float
 
 
 def cached_graph(model_path: Path, weights: str, pooling: Pooling, quantize: str, cache_dir: Path) -> Path:

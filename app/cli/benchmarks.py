@@ -23,8 +23,8 @@ def bench(
     from app.backbones import build_backbone
     from app.benchmarks.http import peak_rss_mb, running_service
     from app.benchmarks.throughput import (
-        http_load,
         batch_setter,
+        http_load,
         in_process_limit,
         percentile,
         sentence_transformers_rate,

@@ -6,15 +6,20 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import free_port, server_env, server_log, start_server, stop_server
+import pytest
+
+from tests.conftest import free_port, server_env, server_log, start_server, stop_server, with_graphs
 
 ST = Path(sys.executable).with_name("st")  # installed with the dev extras, next to this Python
 
 
-def test_no_generated_request_gets_a_server_error(tmp_path):
+@pytest.mark.parametrize("backbone", [pytest.param("onnx", marks=pytest.mark.model), "hashing"])
+def test_no_generated_request_gets_a_server_error(tmp_path, onnx_graphs, backbone):
+    """Against the default backbone (ONNX int8, its bundled correction) and the weight-free one."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    proc = start_server(server_env(tmp_path, port, CE_BACKBONE="hashing", CE_MAX_TEXTS="16"), base)
+    with_graphs(onnx_graphs, tmp_path / "data")
+    proc = start_server(server_env(tmp_path, port, CE_BACKBONE=backbone, CE_MAX_TEXTS="16"), base)
     try:
         run = subprocess.run(
             [str(ST), "run", f"{base}/openapi.json", "--checks", "not_a_server_error",

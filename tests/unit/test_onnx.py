@@ -10,14 +10,15 @@ from app.core.names import Pooling
 from app.correction.registry import find_bundled
 from app.correction.sif import sif_weights, token_counts
 from app.offline.datasets import read_corpus
+from tests.conftest import with_graphs
 
 pytestmark = pytest.mark.model
 SENTENCES = read_corpus(STS_DIR / "sts-test.csv")[:400]
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("onnx-data")
+def cache(tmp_path_factory, onnx_graphs):
+    return with_graphs(onnx_graphs, tmp_path_factory.mktemp("onnx-data"))
 
 
 def onnx_backbone(cache, pooling=Pooling.MEAN, quantize="none"):
@@ -42,6 +43,16 @@ def test_fp32_gives_the_torch_backbones_vectors_for_every_pooling(cache, pooling
 def test_int8_stays_close_to_the_torch_vectors(cache):
     cos = cosines(onnx_backbone(cache, quantize="int8").encode(SENTENCES), torch_backbone().encode(SENTENCES))
     assert cos.mean() >= 0.99 and cos.min() >= 0.98, (cos.mean(), cos.min())
+
+
+def test_int8_vectors_depend_only_slightly_on_their_batch_and_fp32_not_at_all(cache):
+    """Dynamic int8 scales each layer's activations by the batch's largest: a text alone and in a round differ."""
+    texts = SENTENCES[:96]
+    for quantize, floor in (("int8", 0.99), ("none", 0.99999)):
+        backbone = onnx_backbone(cache, quantize=quantize)
+        alone = np.vstack([backbone.encode([t]) for t in texts])
+        in_rounds = np.vstack([backbone.encode(texts[i : i + 32]) for i in range(0, len(texts), 32)])
+        assert cosines(alone, in_rounds).min() >= floor, quantize
 
 
 def test_sif_token_weights_pool_as_in_the_torch_backbone(cache):
