@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     max_queue_texts: int = Field(
         2048, ge=1, description="Texts waiting to be encoded before new requests get 429 with Retry-After."
     )
+    request_timeout: float = Field(
+        60.0, gt=0, description="Seconds a request waits for its vectors before a 504 (its queued work is dropped)."
+    )
 
 
 @lru_cache

@@ -34,6 +34,12 @@ class NotReady(ServiceError):
     type, status = "not_ready", 503
 
 
+class RequestTimeout(ServiceError):
+    """A request's vectors did not come within CE_REQUEST_TIMEOUT: answered rather than left waiting."""
+
+    type, status = "timeout", 504
+
+
 class Overloaded(ServiceError):
     """The encoding queue is full: shed load now rather than grow memory; the client retries later."""
 

@@ -90,6 +90,7 @@ class Services:
                 backbone or (lambda: build_backbone(settings)),
                 max_queue_texts=settings.max_queue_texts,
                 round_texts=settings.batch_size,
+                request_timeout=settings.request_timeout,
             )
             artifact = resolve_correction(settings.correction, store, engine.backbone, settings.models_dir)
             services = cls(settings, engine, store, artifact, embedded=embedded, search=search)
@@ -131,8 +132,9 @@ class Services:
         return self.served.rebuild(Correction(artifact), f"correction {artifact.id} published")
 
     def readiness(self) -> dict[str, bool]:
-        """What /ready checks; the backbone, correction and index need none: they exist once the services do."""
-        return {"store": self.store.ping()}
+        """What /ready checks: Redis answers and the encoder runs (the correction and index exist once the
+        services do)."""
+        return {"store": self.store.ping(), "encoder": self.engine.alive}
 
     def info(self) -> dict:
         space, backbone, settings = self.served.space, self.backbone, self.settings

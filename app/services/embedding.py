@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 import numpy as np
@@ -55,9 +54,7 @@ class EmbeddingService:
     async def encode_raw_async(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
         """encode_raw() for the event loop: waits on the encoder without holding a thread."""
         unique, rows = self._dedupe(texts)
-        if not unique:
-            return self.engine.encode([])
-        vectors = await asyncio.wrap_future(self.engine.submit(unique, token_weights))
+        vectors = await self.engine.encode_async(unique, token_weights)
         return vectors if rows is None else vectors[rows]
 
     def truncated(self, texts: Sequence[str], what: str = "texts", *, truncate: bool = True) -> list[int]:

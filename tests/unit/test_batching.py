@@ -20,6 +20,7 @@ class SlowBackbone(HashingBackbone):
         super().__init__(dim=16)
         self.delay = delay
         self.rounds: list[int] = []
+        self.rounds_texts: list[list[str]] = []
         self.release = threading.Event()
         self.release.set()
 
@@ -27,6 +28,7 @@ class SlowBackbone(HashingBackbone):
         self.release.wait()
         time.sleep(self.delay)
         self.rounds.append(len(texts))
+        self.rounds_texts.append(list(texts))
         return super().encode(texts)
 
 
@@ -134,3 +136,62 @@ def test_a_round_never_mixes_poolings():
     assert backbone.rounds == [(1, False), (4, True), (4, False), (2, True)]  # arrival order, alike only
     np.testing.assert_allclose(results[0], HashingBackbone(dim=16).encode(["a b"] * 2, sif), atol=1e-6)
     np.testing.assert_allclose(results[2], HashingBackbone(dim=16).encode(["a b"] * 2), atol=1e-6)
+
+
+def test_a_cancelled_request_never_stops_the_encoder():
+    """A caller that gives up (a timeout, a client gone at shutdown) cancels its future; the worker goes on."""
+    backbone = SlowBackbone(delay=0.01)
+    backbone.release.clear()  # the first round holds the worker while the others queue behind it
+    engine = BatchingEngine(backbone, round_texts=1)
+    try:
+        first = engine.submit(["first"])
+        time.sleep(0.05)
+        given_up, queued = engine.submit(["given up"]), engine.submit(["queued"])
+        assert given_up.cancel()
+        backbone.release.set()
+        assert first.result(5).shape == (1, 16) and queued.result(5).shape == (1, 16)
+        assert engine.encode(["after"]).shape == (1, 16)
+        assert engine.alive and engine.stats()["queued_texts"] == 0
+        assert ["given up"] not in backbone.rounds_texts  # a cancelled job is never encoded
+    finally:
+        backbone.release.set()
+        engine.close()
+
+
+def test_a_cancelled_request_alone_in_the_queue_does_not_end_the_worker():
+    backbone = SlowBackbone(delay=0.01)
+    backbone.release.clear()
+    engine = BatchingEngine(backbone, round_texts=1, request_timeout=5)
+    try:
+        first = engine.submit(["first"])
+        time.sleep(0.05)
+        assert engine.submit(["given up"]).cancel()  # the only job waiting
+        backbone.release.set()
+        first.result(5)
+        assert engine.encode(["after"]).shape == (1, 16)
+        assert engine.alive
+    finally:
+        backbone.release.set()
+        engine.close()
+
+
+def test_a_dead_worker_is_reported_and_refuses_work_instead_of_hanging():
+    class Fatal(HashingBackbone):
+        def encode(self, texts):
+            if "fatal" in texts:
+                raise SystemExit("the worker thread ends")  # not an Exception: escapes the per-round handler
+            return super().encode(texts)
+
+    engine = BatchingEngine(Fatal(dim=8))
+    try:
+        doomed = engine.submit(["fatal"])
+        with pytest.raises(NotReady):
+            doomed.result(5)  # its caller is answered, not left waiting
+        deadline = time.monotonic() + 5
+        while engine.alive and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not engine.alive
+        with pytest.raises(NotReady, match="encoder"):
+            engine.submit(["fine"])
+    finally:
+        engine.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from fastapi import APIRouter, Request
@@ -20,14 +22,19 @@ def page() -> FileResponse:
     return FileResponse(PAGE, media_type="text/html")
 
 
+# Probes never queue behind sync routes in the shared thread pool (they may all be waiting on the encoder):
+# /health runs on the event loop, and /ready's Redis ping has a thread of its own.
+_PROBES = ThreadPoolExecutor(1, thread_name_prefix="ready-probe")
+
+
 @router.get("/health")
-def health() -> dict:
+async def health() -> dict:
     return {"status": "ok"}
 
 
 @router.get("/ready")
-def ready(services: ServicesDep):
-    checks = services.readiness()
+async def ready(services: ServicesDep):
+    checks = await asyncio.get_running_loop().run_in_executor(_PROBES, services.readiness)
     ok = all(checks.values())
     # Without Redis the loaded correction still serves /embed and /similarity: degraded, not down.
     body = {"ready": ok, "status": "ok" if ok else "degraded", "checks": checks}
