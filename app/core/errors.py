@@ -22,6 +22,12 @@ class InvalidInput(ServiceError):
     type, status = "invalid_input", 422
 
 
+class BadRequest(ServiceError):
+    """Well-formed input that asks for something the served space cannot give."""
+
+    type, status = "bad_request", 400
+
+
 class TooLarge(ServiceError):
     type, status = "too_large", 413
 

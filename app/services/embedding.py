@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from app.core.config import Settings
-from app.core.errors import InvalidInput
+from app.core.errors import BadRequest, InvalidInput
+from app.core.names import Method
 from app.correction.pipeline import Correction, l2_normalize, pooling_weights, project
 from app.engine.encoder import BatchingEngine
 from app.index.live import ServedSpace
@@ -84,6 +85,12 @@ class EmbeddingService:
         """
         cut = self.truncated(self.check_texts(texts), truncate=truncate)
         correction = self.correction if corrected else None
+        method = correction.artifact.method if correction else Method.NONE
+        if dims is not None and method != Method.WHITENING:
+            raise BadRequest(
+                f"dimensions: the served space ({method}) is not ordered by variance, so its first {dims} axes "
+                "are not a smaller version of it; only a whitening correction's are"
+            )
         raw = await self.encode_raw_async(texts, pooling_weights(correction))
         vectors = project(raw, correction, normalize=normalize and dims is None)
         if dims is not None:

@@ -45,6 +45,25 @@ def test_dimensions_keep_the_first_whitened_axes(served):
         client.embeddings.create(model="hashing", input="x", dimensions=9)
 
 
+@pytest.mark.parametrize("method", ["none", "center", "abtt"])
+def test_dimensions_on_a_space_not_ordered_by_variance_is_a_400_that_says_why(hashing_settings, method):
+    from app.backbones import build_backbone
+    from app.correction.registry import write_artifact_file
+    from app.offline.fit import fit_artifact
+    from tests.api.conftest import CORPUS
+
+    for bundled in hashing_settings.models_dir.glob("*.npz"):
+        bundled.unlink()
+    artifact = fit_artifact(build_backbone(hashing_settings), CORPUS, method, {}, progress=False)
+    write_artifact_file(artifact, hashing_settings.models_dir / f"{method}.npz")
+    with serve_app(create_app(hashing_settings)) as http:
+        client = openai.OpenAI(base_url=f"{str(http.base_url).rstrip('/')}/v1", api_key="x", max_retries=0)
+        assert http.get("/info").json()["correction"]["method"] == method
+        with pytest.raises(openai.BadRequestError, match="not ordered by variance"):
+            client.embeddings.create(model="hashing", input="a child reads", dimensions=3)
+        assert len(client.embeddings.create(model="hashing", input="a child reads").data[0].embedding) == 64
+
+
 def test_base64_is_little_endian_float32(served):
     _, http = served
     body = {"model": "hashing", "input": ["a cat"], "encoding_format": "base64"}

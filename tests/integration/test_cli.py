@@ -11,6 +11,7 @@ import httpx
 import numpy as np
 import pytest
 
+from app.core.config import MODELS_DIR
 from app.correction.registry import read_artifact_file
 from tests.conftest import free_port, server_env, start_server, stop_server
 from tests.integration.conftest import run_cli
@@ -204,9 +205,12 @@ def test_serve_end_to_end_with_embedded_redis_and_restart(tmp_path):
     proc = start_server(env, base)
     try:
         info = httpx.get(f"{base}/info").json()
-        assert info["correction"]["params"] == {"alpha": 0.1, "dim": 256, "eps": 0.0, "drop": 1}
+        bundled = read_artifact_file(MODELS_DIR / "all-MiniLM-L6-v2" / "onnx-int8" / "mean.npz")  # the default's own
+        assert (
+            info["correction"]["id"] == bundled.id and info["backbone"]["fingerprint"] == bundled.backbone.fingerprint
+        )
         r = httpx.post(f"{base}/embed", json={"texts": ["hello there"]}).json()
-        assert len(r["embeddings"][0]) == 256
+        assert len(r["embeddings"][0]) == bundled.out_dim == 256
         doc = {"id": "sts", "text": "a plane is taking off ."}
         assert httpx.post(f"{base}/documents", json={"documents": [doc]}).status_code == 201
     finally:
