@@ -36,6 +36,15 @@ class CorpusRef:
     source: str = ""
 
 
+def content_id(method: str, params: dict, backbone: BackboneRef, corpus: CorpusRef, mu, W, arrays: dict) -> str:
+    """`{method}-{hash}` of what the correction is: refitting the same thing gives the same id."""
+    content = hashlib.sha256(np.ascontiguousarray(mu).tobytes() + np.ascontiguousarray(W).tobytes())
+    for name, value in sorted(arrays.items()):
+        content.update(name.encode() + np.ascontiguousarray(value).tobytes())
+    content.update(json.dumps([method, params, asdict(backbone), asdict(corpus)], sort_keys=True).encode())
+    return f"{method}-{content.hexdigest()[:12]}"
+
+
 @dataclass(frozen=True)
 class CorrectionArtifact:
     """mu and W of `y = (x - mu) @ W`, with everything needed to trust and trace them."""
@@ -59,10 +68,6 @@ class CorrectionArtifact:
         if mu.shape != (backbone.dim,) or W.ndim != 2 or W.shape[0] != backbone.dim:
             raise ValueError(f"mu {mu.shape} and W {W.shape} do not fit backbone dim {backbone.dim}")
         arrays = {k: np.ascontiguousarray(v) for k, v in sorted((arrays or {}).items())}
-        content = hashlib.sha256(mu.tobytes() + W.tobytes())
-        for name, value in arrays.items():
-            content.update(name.encode() + value.tobytes())
-        content.update(json.dumps([method, params, asdict(backbone), asdict(corpus)], sort_keys=True).encode())
         return cls(
             method=method,
             params=dict(params),
@@ -71,7 +76,7 @@ class CorrectionArtifact:
             mu=mu,
             W=W,
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            id=f"{method}-{content.hexdigest()[:12]}",
+            id=content_id(method, params, backbone, corpus, mu, W, arrays),
             extra=dict(extra or {}),
             arrays=arrays,
         )
@@ -138,4 +143,21 @@ class CorrectionArtifact:
             raise ArtifactFormatError(f"unsupported artifact format {meta.get('format')!r}")
         if art.checksum() != meta.get("checksum"):
             raise ArtifactFormatError(f"checksum mismatch for artifact {meta.get('id')!r}: file is corrupt")
+        art.check_structure()
         return art
+
+    def check_structure(self) -> None:
+        """What a checksum cannot vouch for (anyone can reseal a file): shapes that fit, finite numbers, and an
+        id that is the hash of the content, so one id never names two different corrections."""
+        dim = self.backbone.dim
+        if self.mu.shape != (dim,) or self.W.ndim != 2 or self.W.shape[0] != dim or self.W.shape[1] < 1:
+            raise ArtifactFormatError(
+                f"artifact {self.id!r}: mu {self.mu.shape} and W {self.W.shape} are not the shape of a map "
+                f"from dim {dim}"
+            )
+        for name, value in {"mu": self.mu, "W": self.W, **self.arrays}.items():
+            if np.issubdtype(value.dtype, np.floating) and not np.isfinite(value).all():
+                raise ArtifactFormatError(f"artifact {self.id!r}: {name} holds values that are not finite")
+        expected = content_id(self.method, self.params, self.backbone, self.corpus, self.mu, self.W, self.arrays)
+        if self.id != expected:
+            raise ArtifactFormatError(f"artifact {self.id!r}: its id is not the hash of its content ({expected})")

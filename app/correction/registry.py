@@ -9,6 +9,7 @@ from app.backbones.base import Backbone
 from app.core.errors import ArtifactError
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.correction.pipeline import Correction
+from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,11 @@ def check_compatible(artifact: CorrectionArtifact, backbone: Backbone) -> None:
         )
     if ref.dim != backbone.dim or artifact.mu.shape[0] != backbone.dim:
         raise ArtifactError(f"artifact {artifact.id} expects dim {ref.dim}, backbone has {backbone.dim}")
+    weights = artifact.arrays.get(SIF_WEIGHTS)
+    if weights is not None and weights.shape != (backbone.vocab_size,):
+        raise ArtifactError(
+            f"artifact {artifact.id} weighs {weights.shape} tokens; the backbone's vocabulary has {backbone.vocab_size}"
+        )
 
 
 def find_bundled(models_dir: Path, backbone: Backbone) -> CorrectionArtifact | None:
@@ -87,14 +93,14 @@ def load_current(store: RedisStore, backbone: Backbone) -> CorrectionArtifact | 
 def resolve_correction(
     choice: str, store: RedisStore, backbone: Backbone, models_dir: Path
 ) -> CorrectionArtifact | None:
-    """`none`: no correction. A file: that artifact, published. `auto`: Redis current, else bundled."""
+    """`none`: no correction. A file: that artifact, for this process only (kept in Redis as a version, but
+    `current`, which every other replica follows, does not move). `auto`: Redis current, else bundled."""
     if choice == "none":
         return None
     if choice != "auto":
         artifact = read_artifact_file(Path(choice))
         check_compatible(artifact, backbone)
-        if store.current_artifact_id(backbone.fingerprint) != artifact.id:
-            publish(store, artifact)
+        publish(store, artifact, make_current=False)
         return artifact
     try:
         artifact = load_current(store, backbone)

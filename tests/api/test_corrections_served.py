@@ -62,3 +62,22 @@ def test_after_a_restart_the_index_is_rebuilt_in_the_served_space(served):
     with serve_app(create_app(settings)) as c:
         hits = c.get("/search", params={"q": DOCS[0], "k": 3}).json()["results"]
         assert [h["score"] for h in hits] == pytest.approx(sorted((want @ want[0]).tolist(), reverse=True), abs=1e-5)
+
+
+def test_a_pinned_file_serves_this_process_and_moves_no_one_else(hashing_settings, store, tmp_path):
+    from app.services.container import Services
+
+    published = Services.from_settings(hashing_settings)  # auto: publishes the bundled whitening as current
+    current = published.correction.id
+    published.close()
+    other = fit_artifact(build_backbone(hashing_settings), CORPUS, "center", {}, progress=False)
+    pinned = write_artifact_file(other, tmp_path / "pinned.npz")
+    services = [Services.from_settings(hashing_settings.model_copy(update={"correction": str(pinned)}))]
+    try:
+        assert services[0].correction.id == other.id
+        assert store.current_artifact_id(other.backbone.fingerprint) == current
+        services.append(Services.from_settings(hashing_settings))  # a replica following Redis
+        assert services[1].correction.id == current
+    finally:
+        for s in services:
+            s.close()

@@ -5,8 +5,9 @@ import pytest
 
 from app.backbones.hashing import HashingBackbone
 from app.core.errors import ArtifactError
-from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
+from app.correction.artifact import ArtifactFormatError, BackboneRef, CorpusRef, CorrectionArtifact
 from app.correction.registry import check_compatible, find_bundled, read_artifact_file, write_artifact_file
+from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
 
 
 def test_round_trip_keeps_arrays_and_metadata(artifact_factory, vectors):
@@ -68,3 +69,39 @@ def test_find_bundled_picks_only_matching_fingerprints(vectors, artifact_factory
     write_artifact_file(mine, tmp_path / "sub" / "b.npz")
     (tmp_path / "junk.npz").write_bytes(b"not an artifact")
     assert find_bundled(tmp_path, backbone).id == mine.id
+
+
+def _resealed(art: CorrectionArtifact, **changes) -> bytes:
+    """The artifact with fields changed and a checksum recomputed to match: a well-formed but wrong file."""
+    from dataclasses import replace
+
+    return replace(art, **changes).to_bytes()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda a: {"W": np.where(np.eye(*a.W.shape) > 0, np.nan, a.W).astype(np.float32)}, "finite"),
+        (lambda a: {"mu": np.full_like(a.mu, np.inf)}, "finite"),
+        (lambda a: {"mu": a.mu[:-1]}, "shape"),
+        (lambda a: {"W": a.W[:-1]}, "shape"),
+        (lambda a: {"W": a.W[:, :0]}, "shape"),
+        (lambda a: {"id": "whitening-000000000000"}, "content"),
+        (lambda a: {"params": {"alpha": 0.99}}, "content"),
+    ],
+)
+def test_a_resealed_artifact_with_a_bad_structure_is_refused(artifact_factory, vectors, change, message):
+    art = artifact_factory(vectors, alpha=0.5)
+    with pytest.raises(ArtifactFormatError, match=message):
+        CorrectionArtifact.from_bytes(_resealed(art, **change(art)))
+
+
+def test_sif_weights_must_cover_the_backbones_vocabulary(vectors):
+    backbone = HashingBackbone(dim=8)
+    weights = np.ones(backbone.vocab_size - 1, dtype=np.float32)
+    art = CorrectionArtifact.create(
+        method="sif", params={"a": 1e-3}, backbone=BackboneRef("hashing", backbone.fingerprint, 8, "mean"),
+        corpus=CorpusRef(size=1, sha256="0" * 64), mu=np.zeros(8), W=np.eye(8), arrays={SIF_WEIGHTS: weights},
+    )  # fmt: skip
+    with pytest.raises(ArtifactError, match="vocabulary"):
+        check_compatible(CorrectionArtifact.from_bytes(art.to_bytes()), backbone)
