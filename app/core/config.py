@@ -76,6 +76,12 @@ class Settings(BaseSettings):
     snapshot_interval: float = Field(
         60.0, gt=0, description="Seconds between index snapshots to data_dir (when changed)."
     )
+    replica_timeout: float = Field(
+        30.0,
+        gt=0,
+        description="Seconds a replica's reported change-log position keeps the log from being trimmed past it; "
+        "a replica silent longer rebuilds its index from Redis when it returns.",
+    )
 
     # Store
     redis_url: str | None = Field(

@@ -22,9 +22,7 @@ class InvalidInput(ServiceError):
     type, status = "invalid_input", 422
 
 
-class BadRequest(ServiceError):
-    """Well-formed input that asks for something the served space cannot give."""
-
+class BadRequest(ServiceError):  # well-formed input asking for what the served space cannot give
     type, status = "bad_request", 400
 
 
@@ -40,9 +38,7 @@ class NotReady(ServiceError):
     type, status = "not_ready", 503
 
 
-class RequestTimeout(ServiceError):
-    """A request's vectors did not come within CE_REQUEST_TIMEOUT: answered rather than left waiting."""
-
+class RequestTimeout(ServiceError):  # no vectors within CE_REQUEST_TIMEOUT: answered, not left waiting
     type, status = "timeout", 504
 
 

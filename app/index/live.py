@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager
@@ -14,7 +15,7 @@ from typing import Protocol
 from app.core.errors import StoreUnavailable
 from app.correction.pipeline import Correction
 from app.index.snapshot import SnapshotFile, SnapshotRefused
-from app.index.space import SearchSpace, SpaceKeeper
+from app.index.space import ChangeLogGap, SearchSpace, SpaceKeeper
 from app.store.redis_store import DocumentRecord
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,11 @@ class LiveIndex:
         snapshot_dir: Path | None,
         follow_interval: float,
         snapshot_interval: float,
+        replica_timeout: float = 30.0,
     ):
         self.keeper = keeper
+        self.replica = uuid.uuid4().hex[:12]  # names the change-log position this process reports
+        self._replica_timeout = replica_timeout
         self.snapshots = SnapshotFile(keeper.store, keeper.space_id, snapshot_dir)
         self._published = published
         self._follow_interval = follow_interval
@@ -94,7 +98,10 @@ class LiveIndex:
         """The snapshot, caught up with the change log; refused if it then disagrees with the store's count."""
         keeper = self.keeper
         space = self.snapshots.load(correction, factory=keeper.factory, recall=keeper.recall)
-        replayed = keeper.catch_up(space)
+        try:
+            replayed = keeper.catch_up(space)
+        except ChangeLogGap as gap:
+            raise SnapshotRefused(str(gap)) from gap
         stored = keeper.store.count_documents(keeper.space_id)
         if len(space.index) != stored:
             raise SnapshotRefused(f"{len(space.index)} documents after replay, the store holds {stored}")
@@ -154,13 +161,21 @@ class LiveIndex:
 
     def follow_once(self) -> None:
         """Apply other processes' writes, pick up a published correction, rebuild or snapshot when due."""
+        gap = None
         with self._lock:
-            self.keeper.catch_up(self.space)
-        space = self.space
+            try:
+                self.keeper.catch_up(self.space)
+            except ChangeLogGap as exc:
+                gap = exc
+            space = self.space
+        self.keeper.store.report_position(self.keeper.space_id, self.replica, space.applied, self._replica_timeout)
         if self.rebuilding:
             return
         correction = self._published(space.correction_id)
-        if correction is not None:
+        if gap is not None:
+            log.warning("index behind a trimmed change log (%s); rebuilding it from the store", gap)
+            self.rebuild(correction or space.correction, str(gap))
+        elif correction is not None:
             self.rebuild(correction, f"correction {correction.id} is current in redis")
         elif reason := space.index.rebuild_reason():
             self.rebuild(space.correction, reason)
@@ -171,7 +186,10 @@ class LiveIndex:
         """Write the index to disk if it changed since the last snapshot (captured under the lock)."""
         with self._lock:
             space = self.space
-            self.keeper.catch_up(space)  # so that `applied` covers this process's own latest writes too
+            try:
+                self.keeper.catch_up(space)  # so that `applied` covers this process's own latest writes too
+            except ChangeLogGap:
+                return  # a stale index is not worth keeping; the follower rebuilds it
             if self._snapshotted == (space, space.applied):
                 self._snapshot_at = time.monotonic()
                 return
@@ -187,6 +205,7 @@ class LiveIndex:
             self._rebuild.exception()  # waits; a failed rebuild was logged where it failed
         try:
             self.snapshot()
+            self.keeper.store.forget_position(self.keeper.space_id, self.replica)
         except Exception:  # the store may be gone; the next start rebuilds from it instead
             log.exception("index snapshot at shutdown failed")
 

@@ -57,7 +57,10 @@ class SnapshotFile:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
-        self.store.trim_changes(self.space_id, state["applied"])
+        # Only what every live replica has applied: one that reported a position behind this one still needs
+        # those entries (one that stopped reporting will see the gap when it returns, and rebuild).
+        positions = [state["applied"], *self.store.live_positions(self.space_id)]
+        self.store.trim_changes(self.space_id, min(positions, key=change_key))
         return self.path
 
     def load(self, correction: Correction | None, *, factory: str, recall: float) -> SearchSpace:

@@ -13,11 +13,15 @@ from tqdm.auto import tqdm
 from app.correction.pipeline import Correction, Encode, corrected
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
-from app.store.redis_store import DocumentRecord, RedisStore
+from app.store.redis_store import DocumentRecord, RedisStore, change_key
 
 log = logging.getLogger(__name__)
 REPLAY_BATCH = 1000
 POOL_BATCH = 256  # texts per call when documents are encoded again for a correction that pools its own way
+
+
+class ChangeLogGap(Exception):
+    """The change log was trimmed past what a space has applied: replaying it would silently skip writes."""
 
 
 @dataclass(eq=False)  # compared by identity: "is this still the space the snapshot holds"
@@ -124,9 +128,19 @@ class SpaceKeeper:
             space.fields.upsert(r.id, json.loads(r.metadata_json))
 
     def catch_up(self, space: SearchSpace) -> int:
-        """Apply the change-log entries newer than `space.applied`; it applies the stored state, so replays are safe."""
+        """Apply the change-log entries newer than `space.applied`; it applies the stored state, so replays are safe.
+
+        Raises ChangeLogGap when entries it needed were trimmed: the space must then be rebuilt from the store.
+        """
         applied = 0
-        while changes := self.store.changes_after(self.space_id, space.applied, REPLAY_BATCH):
+        while True:
+            changes, trimmed = self.store.changes_after(self.space_id, space.applied, REPLAY_BATCH)
+            if change_key(trimmed) > change_key(space.applied):
+                raise ChangeLogGap(
+                    f"the change log was trimmed through {trimmed}; this index had applied {space.applied}"
+                )
+            if not changes:
+                return applied
             for change in changes:
                 if change.id in space.local:
                     space.local.discard(change.id)
@@ -138,4 +152,3 @@ class SpaceKeeper:
                     space.remove([d for d, r in zip(change.doc_ids, records, strict=True) if r is None])
                 space.applied = change.id
                 applied += 1
-        return applied

@@ -78,6 +78,7 @@ class Services:
             snapshot_dir=self.settings.data_dir / "index",
             follow_interval=self.settings.follow_interval,
             snapshot_interval=self.settings.snapshot_interval,
+            replica_timeout=self.settings.replica_timeout,
         )
 
     @classmethod

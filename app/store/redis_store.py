@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -39,6 +40,23 @@ class DocumentRecord:
     vector: bytes
 
 
+# Trim a change log and move its marker, only ever forward: two replicas snapshotting at different positions
+# must not let the marker fall back behind entries that are gone (a reader would then miss them unawares).
+_TRIM_FORWARD = """
+local function before(a, b)
+  local am, as = string.match(a, '^(%d+)-(%d+)$')
+  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  return am < bm or (am == bm and as < bs)
+end
+local marker = redis.call('GET', KEYS[2])
+if marker and not before(marker, ARGV[1]) then return 0 end
+redis.call('XTRIM', KEYS[1], 'MINID', ARGV[1])
+redis.call('SET', KEYS[2], ARGV[1])
+return 1
+"""
+
+
 def _store_call(fn):
     """Turn any Redis failure into StoreUnavailable (a 503), raised where it happens."""
 
@@ -58,6 +76,7 @@ class RedisStore:
     def __init__(self, client: redis.Redis, prefix: str = "ce"):
         self.client = client
         self.prefix = prefix
+        self._trim_forward = client.register_script(_TRIM_FORWARD)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "ce") -> RedisStore:
@@ -157,26 +176,50 @@ class RedisStore:
         return newest[0][0].decode() if newest else "0-0"
 
     @_store_call
-    def changes_after(self, space: str, after: str, count: int = 1000) -> list[Change]:
-        """Change-log entries newer than `after`, oldest first."""
-        entries = self.client.xrange(self._changes_key(space), min=f"({after}", count=count)
-        return [
+    def changes_after(self, space: str, after: str, count: int = 1000) -> tuple[list[Change], str]:
+        """Change-log entries newer than `after`, oldest first, and the trim marker read in the same
+        transaction: if the marker is past `after`, entries this reader needed may be gone."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.xrange(self._changes_key(space), min=f"({after}", count=count)
+        pipe.get(self._trimmed_key(space))
+        entries, trimmed = pipe.execute()
+        changes = [
             Change(entry_id.decode(), fields[b"op"].decode(), json.loads(fields[b"ids"]))
             for entry_id, fields in entries
         ]
+        return changes, trimmed.decode() if trimmed is not None else "0-0"
+
+    def _trimmed_key(self, space: str) -> str:
+        return f"{self._changes_key(space)}:trimmed"
 
     @_store_call
-    def trim_changes(self, space: str, upto: str) -> None:
-        """Drop entries older than `upto` and remember that they are gone (a reader behind it must rebuild)."""
-        pipe = self.client.pipeline(transaction=True)
-        pipe.xtrim(self._changes_key(space), minid=upto, approximate=False)
-        pipe.set(f"{self._changes_key(space)}:trimmed", upto)
-        pipe.execute()
+    def trim_changes(self, space: str, upto: str) -> bool:
+        """Drop entries older than `upto` and move the marker there, unless it is already at or past it."""
+        return bool(self._trim_forward(keys=[self._changes_key(space), self._trimmed_key(space)], args=[upto]))
 
     @_store_call
     def changes_trimmed_through(self, space: str) -> str:
-        value = self.client.get(f"{self._changes_key(space)}:trimmed")
+        value = self.client.get(self._trimmed_key(space))
         return value.decode() if value is not None else "0-0"
+
+    def _position_key(self, space: str, replica: str) -> str:
+        return f"{self._changes_key(space)}:at:{replica}"
+
+    @_store_call
+    def report_position(self, space: str, replica: str, applied: str, ttl: float) -> None:
+        """A replica's applied change-log entry, kept `ttl` seconds: while it lives, no trim passes it."""
+        self.client.set(self._position_key(space, replica), applied, px=max(1, int(ttl * 1000)))
+
+    @_store_call
+    def live_positions(self, space: str) -> list[str]:
+        """The positions replicas reported and that have not expired."""
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._position_key(space, "")) + "*"
+        keys = list(self.client.scan_iter(match=pattern, count=100))
+        return [v.decode() for v in self.client.mget(keys) if v is not None] if keys else []
+
+    @_store_call
+    def forget_position(self, space: str, replica: str) -> None:
+        self.client.delete(self._position_key(space, replica))
 
     @_store_call
     def get_documents(self, space: str, doc_ids: Sequence[str]) -> list[DocumentRecord | None]:

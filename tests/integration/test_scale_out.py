@@ -75,3 +75,66 @@ def test_replicas_on_one_redis_serve_a_new_correction_within_5_s(redis_url, key_
     finally:
         for proc, _ in replicas:
             stop_server(proc)
+
+
+def _served_ids(base: str, texts: dict[str, str]) -> set[str]:
+    """Which of these documents a replica's index finds (each searched by its own text: the hashing
+    backbone ranks a document first for its exact text)."""
+    found = set()
+    for doc_id, text in texts.items():
+        hits = httpx.get(f"{base}/search", params={"q": text, "k": 1}).json()["results"]
+        if hits and hits[0]["id"] == doc_id:
+            found.add(doc_id)
+    return found
+
+
+def test_a_paused_replica_behind_a_trimmed_log_serves_exactly_the_stored_documents(
+    redis_url, key_prefix, store, tmp_path
+):
+    """Replica B is paused (SIGSTOP) while A deletes, replaces and adds documents, then snapshots, which trims
+    the change log past B's position once B stops reporting it. Resumed, B must see the gap and rebuild."""
+    import signal
+
+    texts = {f"d{i}": f"{CORPUS[i]} number {i}" for i in range(10)}
+    replicas = []
+    try:
+        for n in range(2):
+            port = free_port()
+            env = server_env(tmp_path / f"r{n}", port, CE_BACKBONE="hashing", CE_REDIS_URL=redis_url,
+                             CE_KEY_PREFIX=key_prefix, CE_MODELS_DIR=str(tmp_path / "no-models"),
+                             CE_FOLLOW_INTERVAL="0.1", CE_SNAPSHOT_INTERVAL="0.5", CE_REPLICA_TIMEOUT="1")  # fmt: skip
+            replicas.append((start_server(env, f"http://127.0.0.1:{port}"), f"http://127.0.0.1:{port}"))
+        (a_proc, a), (b_proc, b) = replicas
+        first = [{"id": f"d{i}", "text": texts[f"d{i}"]} for i in range(5)]
+        assert httpx.post(f"{a}/documents", json={"documents": first}).status_code == 201
+        _wait_until(lambda: httpx.get(f"{b}/info").json()["index"]["size"] == 5)
+        space = build_backbone(Settings(backbone="hashing")).fingerprint
+        b_proc.send_signal(signal.SIGSTOP)
+        try:
+            for doc_id in ("d0", "d1"):
+                assert httpx.delete(f"{a}/documents/{doc_id}").status_code == 204
+            texts["d2"] = "an entirely new text for the second document"
+            later = [{"id": f"d{i}", "text": texts[f"d{i}"]} for i in (2, 5, 6, 7, 8)]
+            assert httpx.post(f"{a}/documents", json={"documents": later}).status_code == 201
+            time.sleep(1.5)  # B's reported position expires (CE_REPLICA_TIMEOUT); until then no trim passes it
+            assert len(store.live_positions(space)) == 1  # A's alone
+            last_doc = {"documents": [{"id": "d9", "text": texts["d9"]}]}
+            assert httpx.post(f"{a}/documents", json=last_doc).status_code == 201
+            last = store.last_change_id(space)
+            _wait_until(lambda: store.changes_trimmed_through(space) == last, timeout=15)  # A snapshotted, trimmed
+        finally:
+            b_proc.send_signal(signal.SIGCONT)
+        stored = {doc_id for doc_id in texts if doc_id not in ("d0", "d1")}
+        for base in (a, b):
+            _wait_until(lambda base=base: httpx.get(f"{base}/info").json()["index"]["size"] == len(stored))
+            assert _served_ids(base, texts) == stored, base
+    finally:
+        for proc, _ in replicas:
+            stop_server(proc)
+
+
+def _wait_until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)

@@ -1,5 +1,7 @@
 """The store against a real redis-server: artifacts, documents, atomicity and failures."""
 
+import time
+
 import pytest
 
 from app.core.errors import StoreUnavailable
@@ -34,21 +36,34 @@ def test_every_write_is_logged_in_commit_order(store):
     first = store.put_documents("s", [DocumentRecord("a", "t", "{}", b""), DocumentRecord("b", "t", "{}", b"")])
     existed, second = store.delete_documents("s", ["a", "zzz"])
     assert existed == 1 and store.last_change_id("s") == second
-    changes = store.changes_after("s", "0-0")
+    changes, _ = store.changes_after("s", "0-0")
     assert [(c.id, c.op, c.doc_ids) for c in changes] == [
         (first, "upsert", ["a", "b"]),
         (second, "delete", ["a", "zzz"]),
     ]
-    assert [c.id for c in store.changes_after("s", first)] == [second]
-    assert store.changes_after("other", "0-0") == []
+    assert [c.id for c in store.changes_after("s", first)[0]] == [second]
+    assert store.changes_after("other", "0-0") == ([], "0-0")
 
 
-def test_trimming_the_log_is_remembered(store):
+def test_trimming_the_log_is_remembered_and_never_moves_back(store):
     ids = [store.put_documents("s", [DocumentRecord(str(i), "t", "{}", b"")]) for i in range(3)]
-    store.trim_changes("s", ids[1])
-    assert [c.id for c in store.changes_after("s", "0-0")] == ids[1:]
+    assert store.trim_changes("s", ids[1])
+    changes, trimmed = store.changes_after("s", "0-0")
+    assert [c.id for c in changes] == ids[1:] and trimmed == ids[1] == store.changes_trimmed_through("s")
+    assert not store.trim_changes("s", ids[0])  # a replica snapshotting at an older position
     assert store.changes_trimmed_through("s") == ids[1]
-    assert store.store_id() == store.store_id()
+    assert store.trim_changes("s", ids[2]) and store.changes_trimmed_through("s") == ids[2]
+
+
+def test_replica_positions_expire(store):
+    store.report_position("s", "r1", "5-0", ttl=0.3)
+    store.report_position("s", "r2", "7-0", ttl=30)
+    store.report_position("other", "r3", "1-0", ttl=30)
+    assert sorted(store.live_positions("s")) == ["5-0", "7-0"]
+    time.sleep(0.5)
+    assert store.live_positions("s") == ["7-0"]
+    store.forget_position("s", "r2")
+    assert store.live_positions("s") == []
 
 
 def test_replacing_a_document_leaves_no_stale_fields(store):
