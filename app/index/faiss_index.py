@@ -74,6 +74,7 @@ class VectorIndex:
         self._doc_of: list[str | None] = []
         self._label_of: dict[str, int] = {}
         self._dead: set[int] = set()
+        self._free: list[int] = []  # labels of removed documents, reused by the next upserts (in-place kinds)
         self._lock = threading.RLock()
         self._deletes_in_place = self._probe_deletes()
 
@@ -144,11 +145,14 @@ class VectorIndex:
             raise ValueError("duplicate ids in one upsert")
         with self._lock:
             self._remove_ids(doc_ids)
+            reused = [self._free.pop() for _ in range(min(len(self._free), len(doc_ids)))]
             start = len(self._doc_of)
-            labels = np.arange(start, start + len(doc_ids), dtype=np.int64)
-            self._index.add_with_ids(vectors, labels)
-            self._doc_of.extend(doc_ids)
-            self._label_of.update(zip(doc_ids, range(start, start + len(doc_ids)), strict=True))
+            labels = reused + list(range(start, start + len(doc_ids) - len(reused)))
+            self._index.add_with_ids(vectors, np.array(labels, dtype=np.int64))
+            self._doc_of.extend([None] * (len(labels) - len(reused)))
+            for doc_id, label in zip(doc_ids, labels, strict=True):
+                self._doc_of[label] = doc_id
+                self._label_of[doc_id] = label
 
     def remove(self, doc_ids: Sequence[str]) -> int:
         """Delete ids; returns how many were present."""
@@ -161,8 +165,9 @@ class VectorIndex:
             return 0
         for label in labels:
             self._doc_of[label] = None
-        if self._deletes_in_place:
+        if self._deletes_in_place:  # its label is free again: churn does not grow the id map or snapshots
             self._index.remove_ids(faiss.IDSelectorBatch(np.array(labels, dtype=np.int64)))
+            self._free.extend(labels)
         else:
             self._dead.update(labels)
         return len(labels)
@@ -259,17 +264,10 @@ class VectorIndex:
     def state(self) -> tuple[np.ndarray, dict]:
         """The FAISS bytes and what is needed to rebuild this object around them."""
         with self._lock:
-            meta = {
-                "dim": self.dim,
-                "requested": self.requested,
-                "factory": self.factory,
-                "correction_id": self.correction_id,
-                "recall": self.recall,
-                "params": dict(self.params),
-                "trained_size": self.trained_size,
-                "doc_of": list(self._doc_of),
-                "dead": sorted(self._dead),
-            }
+            meta = {"dim": self.dim, "requested": self.requested, "factory": self.factory,
+                    "correction_id": self.correction_id, "recall": self.recall, "params": dict(self.params),
+                    "trained_size": self.trained_size, "doc_of": list(self._doc_of),
+                    "dead": sorted(self._dead)}  # fmt: skip
             return faiss.serialize_index(self._index), meta
 
     @classmethod
@@ -283,6 +281,7 @@ class VectorIndex:
         index._doc_of = list(meta["doc_of"])
         index._label_of = {d: i for i, d in enumerate(index._doc_of) if d is not None}
         index._dead = set(meta["dead"])
+        index._free = [i for i, d in enumerate(index._doc_of) if d is None and i not in index._dead]
         return index
 
     def describe(self) -> dict:

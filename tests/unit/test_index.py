@@ -144,3 +144,26 @@ def test_fields_match_exact_values_and_follow_updates():
         fields.matching({"tags": ["x"]})
     with pytest.raises(FilterError, match="empty filter"):
         fields.matching({})
+
+
+@pytest.mark.parametrize("factory", ["Flat", "IVF8,Flat"])
+def test_churn_on_a_fixed_set_of_documents_keeps_memory_and_snapshots_flat(factory):
+    """100,000 upserts and deletes on the same 200 ids: the id map and the snapshot stay the size they were."""
+    rng = np.random.default_rng(0)
+    ids = [f"d{i}" for i in range(200)]
+    index = VectorIndex.build(16, ids, unit(rng.standard_normal((200, 16))), factory=factory)
+    data, meta = index.state()
+    size, slots = data.nbytes, len(meta["doc_of"])
+    fresh = unit(rng.standard_normal((1000, 16)))
+    for cycle in range(50_000):
+        doc = ids[cycle % 200]
+        index.upsert([doc], fresh[cycle % 1000 : cycle % 1000 + 1])
+        if cycle % 2:
+            index.remove([doc])
+            index.upsert([doc], fresh[(cycle + 1) % 1000 : (cycle + 1) % 1000 + 1])
+    data, meta = index.state()
+    assert len(index) == 200 and len(meta["doc_of"]) == slots
+    assert data.nbytes <= size * 1.05
+    back = VectorIndex.from_state(data, meta)
+    probe = fresh[(49_999 + 1) % 1000 : (49_999 + 1) % 1000 + 1]
+    assert back.search(probe, 1)[0][0][0] == ids[49_999 % 200]  # the last write is what is found
