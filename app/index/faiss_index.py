@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Collection, Sequence
 
 import faiss
 import numpy as np
 from tqdm.auto import tqdm
+
+from app.index.rwlock import ReadWriteLock
 
 EXACT_LIMIT = 20_000  # `auto`: exact search below this many vectors (about 2 ms a query at 256 dims, one core)
 RETRAIN_GROWTH = 4.0  # `auto`: retrain an IVF index once it holds this many times what it was trained on
@@ -75,7 +76,7 @@ class VectorIndex:
         self._label_of: dict[str, int] = {}
         self._dead: set[int] = set()
         self._free: list[int] = []  # labels of removed documents, reused by the next upserts (in-place kinds)
-        self._lock = threading.RLock()
+        self._lock = ReadWriteLock()  # searches and snapshots read together; upserts and removes write alone
         self._deletes_in_place = self._probe_deletes()
 
     @classmethod
@@ -143,7 +144,7 @@ class VectorIndex:
             raise ValueError(f"expected vectors of shape ({len(doc_ids)}, {self.dim}), got {vectors.shape}")
         if len(set(doc_ids)) != len(doc_ids):
             raise ValueError("duplicate ids in one upsert")
-        with self._lock:
+        with self._lock.writing():
             self._remove_ids(doc_ids)
             reused = [self._free.pop() for _ in range(min(len(self._free), len(doc_ids)))]
             start = len(self._doc_of)
@@ -156,7 +157,7 @@ class VectorIndex:
 
     def remove(self, doc_ids: Sequence[str]) -> int:
         """Delete ids; returns how many were present."""
-        with self._lock:
+        with self._lock.writing():
             return self._remove_ids(doc_ids)
 
     def _remove_ids(self, doc_ids: Sequence[str]) -> int:
@@ -214,7 +215,7 @@ class VectorIndex:
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         if queries.ndim != 2 or queries.shape[1] != self.dim:
             raise ValueError(f"expected queries of shape (n, {self.dim}), got {queries.shape}")
-        with self._lock:
+        with self._lock.reading():
             selector, candidates, _alive = self._selector(allowed)
             k = min(k, candidates)
             if k == 0:
@@ -258,12 +259,12 @@ class VectorIndex:
 
     def memory_bytes(self) -> int:
         """Bytes of the FAISS structure (vectors, lists, graph), measured by serializing it."""
-        with self._lock:
+        with self._lock.reading():
             return int(faiss.serialize_index(self._index).nbytes)
 
     def state(self) -> tuple[np.ndarray, dict]:
         """The FAISS bytes and what is needed to rebuild this object around them."""
-        with self._lock:
+        with self._lock.reading():
             meta = {"dim": self.dim, "requested": self.requested, "factory": self.factory,
                     "correction_id": self.correction_id, "recall": self.recall, "params": dict(self.params),
                     "trained_size": self.trained_size, "doc_of": list(self._doc_of),

@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -51,12 +52,17 @@ class SnapshotFile:
         if self.path is None:
             return None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        with tmp.open("wb") as fh:
-            np.savez(fh, index=data, state=np.frombuffer(json.dumps(state).encode(), dtype=np.uint8))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+        # A temporary file of this writer's own: the follower, a rebuild and shutdown may write at once.
+        fd, tmp = tempfile.mkstemp(prefix=f"{self.path.stem}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, index=data, state=np.frombuffer(json.dumps(state).encode(), dtype=np.uint8))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
         # Only what every live replica has applied: one that reported a position behind this one still needs
         # those entries (one that stopped reporting will see the gap when it returns, and rebuild).
         positions = [state["applied"], *self.store.live_positions(self.space_id)]

@@ -222,3 +222,33 @@ def test_a_corrupt_or_foreign_artifact_is_refused_and_the_last_good_one_keeps_se
         assert again.correction.id == good.id and len(again.index) == 10
     finally:
         again.close()
+
+
+def test_writers_snapshotting_at_once_each_use_their_own_temporary_file(settings):
+    """The follower, a rebuild and shutdown may all write the snapshot; no writer may rename another's file."""
+    services = Services.from_settings(settings)
+    try:
+        services.documents.add([DocumentInput(id=f"d{i}", text=t) for i, t in enumerate(CORPUS[:20])])
+        snapshots = services.served.snapshots
+        errors = []
+
+        def write_many():
+            try:
+                for _ in range(30):
+                    with services.served.writing() as space:
+                        data, state = snapshots.capture(space)
+                    snapshots.write(data, state)
+            except Exception as exc:  # collected: the assertion below names it
+                errors.append(exc)
+
+        writers = [threading.Thread(target=write_many) for _ in range(3)]
+        for w in writers:
+            w.start()
+        for w in writers:
+            w.join()
+        assert errors == []
+        assert not list(snapshots.path.parent.glob("*.tmp"))
+        loaded = snapshots.load(services.correction, factory=settings.index_factory, recall=settings.index_recall)
+        assert len(loaded.index) == 20
+    finally:
+        services.close()

@@ -167,3 +167,24 @@ def test_churn_on_a_fixed_set_of_documents_keeps_memory_and_snapshots_flat(facto
     back = VectorIndex.from_state(data, meta)
     probe = fresh[(49_999 + 1) % 1000 : (49_999 + 1) % 1000 + 1]
     assert back.search(probe, 1)[0][0][0] == ids[49_999 % 200]  # the last write is what is found
+
+
+def test_searches_keep_running_while_a_snapshot_serializes_the_index():
+    import threading
+    import time
+
+    rng = np.random.default_rng(0)
+    x = unit(rng.standard_normal((200_000, 64)))
+    index = VectorIndex.build(64, [f"d{i}" for i in range(len(x))], x, factory="IVF256,Flat")
+    started = time.perf_counter()
+    index.state()
+    serialize = time.perf_counter() - started
+    snapshots = threading.Thread(target=lambda: [index.state() for _ in range(10)])
+    latencies, query = [], x[:1]
+    snapshots.start()
+    while snapshots.is_alive():
+        began = time.perf_counter()
+        index.search(query, 10)
+        latencies.append(time.perf_counter() - began)
+    snapshots.join()
+    assert max(latencies) < serialize / 3, (max(latencies), serialize)  # none waited for a whole serialization
