@@ -24,6 +24,8 @@ RUN groupadd --gid 10001 app \
     && chown 10001:10001 /srv/var
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /srv
+# Bound to every interface, so the API refuses to start without keys: pass -e CE_API_KEYS='["<token>"]'
+# (or -e CE_ALLOW_UNAUTHENTICATED=true on purpose).
 ENV PATH=/opt/venv/bin:$PATH \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \

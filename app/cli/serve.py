@@ -13,6 +13,7 @@ from app.cli.options import EXIT_BAD_INPUT, AddressOpt, EngineOpt, WorkersOpt, f
 from app.core.config import get_settings
 
 
+@guarded
 def serve(
     host: Annotated[str | None, typer.Option(help="Bind address; default CE_HOST.")] = None,
     port: Annotated[int | None, typer.Option(help="Port; default CE_PORT.")] = None,
@@ -23,7 +24,8 @@ def serve(
 
     from app.main import create_app
 
-    settings = get_settings()
+    settings = get_settings().model_copy(update={k: v for k, v in {"host": host, "port": port}.items() if v})
+    settings.check_exposure()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # The encoder thread runs Python between torch kernels; with the default 5 ms GIL switch interval each
     # hand-off to the event loop (request in, response out) can wait that long. 0.5 ms keeps them prompt.
@@ -32,7 +34,7 @@ def serve(
     threadpoolctl.threadpool_limits(1, user_api="blas")
     # No access log: a line per request costs the event loop as much as routing it; /metrics counts requests
     # by route and status, and errors are logged with their request id.
-    uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port, access_log=False)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, access_log=False)
 
 
 @guarded

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ipaddress
+import os
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.core.names import Pooling
@@ -99,6 +102,9 @@ class Settings(BaseSettings):
         [],
         description="Bearer tokens accepted on every route but /health (JSON list); empty = no authentication.",
     )
+    allow_unauthenticated: bool = Field(
+        False, description="Serve a non-loopback CE_HOST with no CE_API_KEYS, on purpose (else start-up refuses)."
+    )
     host: str = Field("127.0.0.1", description="Address uvicorn binds.")
     port: int = Field(8000, ge=1, le=65535, description="Port uvicorn binds.")
     max_texts: int = Field(256, ge=1, description="Texts (or pairs, or documents) per request.")
@@ -112,8 +118,42 @@ class Settings(BaseSettings):
         60.0, gt=0, description="Seconds a request waits for its vectors before a 504 (its queued work is dropped)."
     )
 
+    @field_validator("api_keys")
+    @classmethod
+    def _no_blank_key(cls, keys: list[SecretStr]) -> list[SecretStr]:
+        for i, key in enumerate(keys):
+            if not key.get_secret_value().strip():
+                raise ValueError(f"CE_API_KEYS[{i}] is empty; every key must be a non-blank token")
+        return keys
+
+    def check_exposure(self) -> None:
+        """Refuse to serve an address other machines can reach with no keys, unless that is asked on purpose."""
+        loopback = self.host == "localhost" or _is_loopback(self.host)
+        if not (self.api_keys or self.allow_unauthenticated or loopback):
+            raise ValueError(
+                f"CE_HOST={self.host} is reachable from other machines and CE_API_KEYS is empty: set keys "
+                "(a JSON list, e.g. CE_API_KEYS='[\"a-long-random-token\"]'), or CE_ALLOW_UNAUTHENTICATED=true to "
+                "serve without them on purpose"
+            )
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: only "localhost" is known to stay on this machine
+        return False
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """CE_* variables no setting reads: most likely a typo that would otherwise be silently ignored."""
+    known = {f"CE_{name.upper()}" for name in Settings.model_fields} | {"CE_REDIS_URL"}
+    return sorted(name for name in environ if name.startswith("CE_") and name not in known)
+
 
 @lru_cache
 def get_settings() -> Settings:
-    """Settings from the environment, read once per process."""
+    """Settings from the environment, read once per process; an unknown CE_* variable is an error."""
+    unknown = unknown_variables(os.environ)
+    if unknown:
+        raise ValueError(f"unknown setting {', '.join(unknown)}; the README's configuration table lists them all")
     return Settings()

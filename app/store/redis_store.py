@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import re
 import time
 import uuid
@@ -13,6 +14,8 @@ from dataclasses import dataclass
 import redis
 
 from app.core.errors import StoreUnavailable
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,9 @@ def _store_call(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (redis.RedisError, OSError) as exc:
-            raise StoreUnavailable(f"redis unavailable: {exc}") from exc
+        except (redis.RedisError, OSError) as exc:  # the details (Redis's address) go to the log, not to clients
+            log.warning("redis call %s failed: %s", fn.__name__, exc)
+            raise StoreUnavailable(f"redis unavailable ({type(exc).__name__}); the server log has the details") from exc
 
     return wrapper
 

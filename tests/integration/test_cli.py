@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 
@@ -13,7 +14,7 @@ import pytest
 
 from app.core.config import MODELS_DIR
 from app.correction.registry import read_artifact_file
-from tests.conftest import free_port, server_env, start_server, stop_server
+from tests.conftest import free_port, server_env, server_log, start_server, stop_server
 from tests.integration.conftest import run_cli
 
 WORDS = "cat dog bird plane river city park night joy rain sun tree house road car boat".split()
@@ -213,8 +214,10 @@ def test_serve_end_to_end_with_embedded_redis_and_restart(tmp_path):
         assert len(r["embeddings"][0]) == bundled.out_dim == 256
         doc = {"id": "sts", "text": "a plane is taking off ."}
         assert httpx.post(f"{base}/documents", json={"documents": [doc]}).status_code == 201
+        assert httpx.get(f"{base}/search", params={"q": "a private zebra query"}).status_code == 200
     finally:
         stop_server(proc)
+    assert "zebra" not in server_log(proc)  # what users search for is not written to the log
     assert (tmp_path / "data" / "redis" / "appendonly.aof").exists()
     assert list((tmp_path / "data" / "index").glob("*.npz"))  # the shutdown snapshot
     proc = start_server(env, base)
@@ -359,3 +362,27 @@ def test_load_mixes_every_request_kind_and_samples_memory(tmp_path):
     assert all(op["requests"] > 0 for name, op in result["per_op"].items() if name != "delete")
     assert len(result["rss_mb"]) >= 2 and all(mb > 10 for _, mb in result["rss_mb"])
     assert abs(result["rss_growth_second_half"]) < 0.5
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        ({"CE_HOST": "0.0.0.0"}, ["CE_API_KEYS", "CE_ALLOW_UNAUTHENTICATED"]),  # reachable, and no keys
+        ({"CE_API_KEYS": '["good-key", " "]'}, ["CE_API_KEYS[1]"]),  # a blank key would let anyone in
+        ({"CE_POLING": "cls"}, ["CE_POLING"]),  # a typo, silently ignored until now
+    ],
+)
+def test_serve_refuses_insecure_or_mistyped_settings_at_start_up(env, extra, named):
+    r = run_cli("serve", env={**env, **extra}, timeout=60)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert all(name in r.stderr for name in named), r.stderr[-2000:]
+
+
+def test_serving_every_interface_without_keys_is_allowed_when_asked_on_purpose(env, tmp_path):
+    port = free_port()
+    extra = {"CE_HOST": "0.0.0.0", "CE_ALLOW_UNAUTHENTICATED": "true", "CE_PORT": str(port)}
+    proc = start_server({**os.environ, **env, **extra}, f"http://127.0.0.1:{port}")
+    try:
+        assert httpx.post(f"http://127.0.0.1:{port}/embed", json={"texts": ["open"]}).status_code == 200
+    finally:
+        stop_server(proc)

@@ -37,12 +37,17 @@ def test_compose_services_healthchecks_and_volume(compose):
     assert any(v == f"{v.split(':')[0]}:{data_dir}" and v.split(":")[0] in compose["volumes"] for v in api["volumes"])
 
 
-def test_compose_env_is_what_the_app_reads(compose):
-    env = compose["services"]["api"]["environment"]
+def test_compose_env_is_what_the_app_reads(compose, monkeypatch):
+    # ${VAR:-default}: what compose passes when the user's shell does not set VAR
+    env = {k: re.sub(r"^\$\{\w+:-(.*)\}$", r"\1", str(v)) for k, v in compose["services"]["api"]["environment"].items()}
     unknown = set(env) - setting_env_names()
     assert not unknown, f"compose sets variables the app does not read: {unknown}"
     assert env["REDIS_URL"].startswith("redis://redis:")
-    Settings(**{k.removeprefix("CE_").lower(): v for k, v in env.items() if k.startswith("CE_")})  # valid values
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings = Settings()  # parsed as the container parses them (JSON lists included): valid values
+    with pytest.raises(ValueError, match="CE_API_KEYS"):  # by default the container refuses to serve without keys
+        settings.check_exposure()
 
 
 def test_ports_agree_between_dockerfile_compose_and_settings(compose, dockerfile):
