@@ -136,3 +136,27 @@ def single_client_latency(url: str, repeats: int = 100) -> list[float]:
             times.append(time.perf_counter() - start)
     client.close()
     return times
+
+
+def single_client_latency_beside(url: str, texts: list[str], *, clients: int = 32, repeats: int = 100) -> list[float]:
+    """single_client_latency() while `clients` others send 8 texts over the token limit with truncate false:
+    requests the service must tokenize, whole, to refuse. What it costs the event loop shows here."""
+    body = {"texts": texts[:8], "truncate": False}
+    done = threading.Event()
+
+    def refused() -> None:
+        client = Connection(url)
+        while not done.is_set():
+            client.post_json("/embed", body)
+        client.close()
+
+    load = [threading.Thread(target=refused) for _ in range(clients)]
+    for t in load:
+        t.start()
+    try:
+        time.sleep(1.0)  # the load is under way
+        return single_client_latency(url, repeats)
+    finally:
+        done.set()
+        for t in load:
+            t.join()

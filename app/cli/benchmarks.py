@@ -29,6 +29,7 @@ def bench(
         percentile,
         sentence_transformers_rate,
         single_client_latency,
+        single_client_latency_beside,
         single_text_seconds,
     )
     from app.correction import Correction
@@ -63,6 +64,8 @@ def bench(
             "b_32_clients_x_1_text": http_load(url, sentences, clients=32, per_request=1, name="b"),
         }
         latencies = single_client_latency(url)
+        long_texts = [" ".join(sentences[i : i + 300])[:20_000] for i in range(0, 8 * 40, 40)]
+        beside = single_client_latency_beside(url, long_texts)
         rss = peak_rss_mb(pid)
     result = {
         "backbone": backbone.name,
@@ -79,6 +82,7 @@ def bench(
         "single_text_p99_ms": round(percentile(latencies, 99) * 1000, 2),
         "single_text_in_process_ms": round(one_text * 1000, 2),
         "single_text_ratio": round(percentile(latencies, 50) / one_text, 2),
+        "single_text_beside_long_texts_p50_ms": round(percentile(beside, 50) * 1000, 2),
         "correction_share_of_encoding": None if correction_share is None else round(correction_share, 4),
         "server_peak_rss_mb": round(rss, 1),
     }
@@ -95,7 +99,9 @@ def bench(
             )
         typer.echo(
             f"single short text: p50 {result['single_text_p50_ms']} ms over HTTP vs "
-            f"{result['single_text_in_process_ms']} ms in-process = {result['single_text_ratio']}x"
+            f"{result['single_text_in_process_ms']} ms in-process = {result['single_text_ratio']}x; "
+            f"p50 {result['single_text_beside_long_texts_p50_ms']} ms while 32 clients send 20,000-character "
+            "texts that must be tokenized to be refused"
         )
         typer.echo(f"correction: {result['correction_share_of_encoding']} of encoding time; peak RSS {rss:.0f} MB")
     typer.echo(json.dumps(result))

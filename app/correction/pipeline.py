@@ -42,6 +42,10 @@ class Correction:
     def dim(self) -> int:
         return self.artifact.out_dim
 
+    @property
+    def has_flow(self) -> bool:
+        return self._flow is not None
+
     def apply(self, x: np.ndarray, *, normalize: bool = True) -> np.ndarray:
         x = np.asarray(x, dtype=np.float32) if self._flow is None else self._flow.forward(x)
         y = (x - self._mu) @ self._W

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -12,6 +15,23 @@ from app.core.names import Method
 from app.correction.pipeline import Correction, l2_normalize, pooling_weights, project
 from app.engine.encoder import BatchingEngine
 from app.index.live import ServedSpace
+
+# A request with more text than this is tokenized (limits, usage) on a worker thread: long texts take
+# milliseconds each to tokenize, which on the event loop would hold up every other request. One thread: many
+# such requests at once queue there rather than take every core from the encoder and the loop.
+OFF_LOOP_CHARS = 4096
+_HEAVY_WORK = ThreadPoolExecutor(1, thread_name_prefix="heavy-request-work")
+
+
+async def _off_loop_if(heavy: bool, fn, *args, **kwargs):
+    """`fn(...)` on the worker thread when it is heavy, else right here (a thread hop costs more than small work)."""
+    if not heavy:
+        return fn(*args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_HEAVY_WORK, functools.partial(fn, *args, **kwargs))
+
+
+def _long(texts: Sequence[str]) -> bool:
+    return sum(map(len, texts)) > OFF_LOOP_CHARS
 
 
 class EmbeddingService:
@@ -83,7 +103,8 @@ class EmbeddingService:
 
         `dims` keeps the first ones (whitening's axes come by variance), as OpenAI's `dimensions` asks.
         """
-        cut = self.truncated(self.check_texts(texts), truncate=truncate)
+        self.check_texts(texts)
+        cut = await _off_loop_if(_long(texts), self.truncated, texts, truncate=truncate)
         correction = self.correction if corrected else None
         method = correction.artifact.method if correction else Method.NONE
         if dims is not None and method != Method.WHITENING:
@@ -92,7 +113,8 @@ class EmbeddingService:
                 "are not a smaller version of it; only a whitening correction's are"
             )
         raw = await self.encode_raw_async(texts, pooling_weights(correction))
-        vectors = project(raw, correction, normalize=normalize and dims is None)
+        vectors = await _off_loop_if(self._heavy(correction, len(raw)), project, raw, correction,
+                                     normalize=normalize and dims is None)  # fmt: skip
         if dims is not None:
             if not 1 <= dims <= vectors.shape[1]:
                 raise InvalidInput(f"dimensions must be within [1, {vectors.shape[1]}], got {dims}")
@@ -103,6 +125,15 @@ class EmbeddingService:
         """Tokens the backbone sees for these texts (after truncation), for usage reports."""
         limit = self.backbone.max_length
         return sum(min(n, limit) for n in self.backbone.token_counts(texts))
+
+    async def token_count_async(self, texts: Sequence[str]) -> int:
+        """token_count() off the event loop when the texts are long."""
+        return await _off_loop_if(_long(texts), self.token_count, texts)
+
+    @staticmethod
+    def _heavy(correction: Correction | None, rows: int) -> bool:
+        """Whether correcting `rows` vectors is worth a thread: a flow's layers, or a large batch."""
+        return correction is not None and (correction.has_flow or rows > 256)
 
     async def similarity_async(self, left: Sequence[str], right: Sequence[str], *, with_raw: bool = True):
         """Corrected cosine of each (left[i], right[i]), the raw cosine (None unless `with_raw`), the correction id.
@@ -115,7 +146,7 @@ class EmbeddingService:
         weights = pooling_weights(correction)
         pooled = await self.encode_raw_async(texts, weights)
         raw = pooled if weights is None else (await self.encode_raw_async(texts) if with_raw else None)
-        y = project(pooled, correction)
+        y = await _off_loop_if(self._heavy(correction, len(pooled)), project, pooled, correction)
         scores = np.sum(y[:n] * y[n:], axis=1)
         raw_unit = None if raw is None else l2_normalize(raw)
         raw_scores = None if raw_unit is None else np.sum(raw_unit[:n] * raw_unit[n:], axis=1)

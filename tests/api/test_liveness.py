@@ -79,3 +79,34 @@ def test_ready_is_503_once_the_encoder_has_stopped(gated):
     assert ready.status_code == 503 and ready.json()["checks"] == {"store": True, "encoder": False}
     err = error_of(client.post("/embed", json={"texts": ["anything"]}), 503)
     assert "encoder is not running" in err["message"]
+
+
+def test_tokenizing_long_texts_does_not_hold_up_the_event_loop(make_settings):
+    """A request of long texts is counted on a worker thread: while that is held, the loop answers others."""
+
+    class SlowCounting(HashingBackbone):
+        def __init__(self):
+            super().__init__(dim=8, max_length=16)
+            self.counting, self.release = threading.Event(), threading.Event()
+
+        def token_counts(self, texts):
+            if any(len(t) > 1000 for t in texts):
+                self.counting.set()
+                self.release.wait(10)
+            return super().token_counts(texts)
+
+    settings = make_settings(backbone="hashing", correction="none", max_length=16)
+    backbone = SlowCounting()
+    services = Services.from_settings(settings, backbone=backbone)
+    try:
+        with serve_app(create_app(settings, services)) as client, ThreadPoolExecutor(1) as pool:
+            long = pool.submit(client.post, "/embed", json={"texts": ["word " * 1000], "truncate": False})
+            assert backbone.counting.wait(5)
+            started = time.monotonic()
+            assert client.post("/embed", json={"texts": ["short"]}, timeout=5).status_code == 200
+            assert time.monotonic() - started < 1.0
+            backbone.release.set()
+            assert long.result().status_code == 422
+    finally:
+        backbone.release.set()
+        services.close()

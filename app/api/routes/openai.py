@@ -36,7 +36,7 @@ async def embeddings(body: EmbeddingsRequest, embedding: EmbeddingDep) -> Respon
         items = [base64.b64encode(np.ascontiguousarray(v, dtype="<f4").tobytes()).decode() for v in vectors]
     else:
         items = vectors.tolist()
-    tokens = embedding.token_count(texts)
+    tokens = await embedding.token_count_async(texts)
     response = EmbeddingsResponse(
         data=[EmbeddingItem(index=i, embedding=e) for i, e in enumerate(items)],
         model=served,
