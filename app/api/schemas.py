@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -16,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from app.core.config import MAX_REQUEST_ITEMS
 from app.index.filters import Scalar
 
 
@@ -28,13 +30,43 @@ def _not_blank(value: str) -> str:
 # The pattern only documents the rule for clients and fuzzers; the validator gives the readable error.
 Text = Annotated[StrictStr, AfterValidator(_not_blank), WithJsonSchema({"type": "string", "pattern": r"\S"})]
 
+# Hard bounds in the schema, whatever the settings (CE_MAX_TEXTS, at most this, is checked after): a body of
+# many tiny items or of deep metadata is refused whole, and the bounds are published in the OpenAPI schema.
+MAX_ITEMS = MAX_REQUEST_ITEMS
+MAX_FILTER_KEYS = 32
+MAX_METADATA_KEYS, MAX_METADATA_DEPTH, MAX_METADATA_BYTES = 64, 4, 16_384
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+def _bounded_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    if len(value) > MAX_METADATA_KEYS:
+        raise ValueError(f"metadata has {len(value)} keys, at most {MAX_METADATA_KEYS}")
+    if _depth(value) > MAX_METADATA_DEPTH:
+        raise ValueError(f"metadata nests {_depth(value)} deep, at most {MAX_METADATA_DEPTH}")
+    size = len(json.dumps(value, ensure_ascii=False).encode())
+    if size > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata is {size} bytes as JSON, at most {MAX_METADATA_BYTES}")
+    return value
+
+
+Metadata = Annotated[dict[str, Any], AfterValidator(_bounded_metadata)]
+SCHEMA_BOUNDS = {"max_items": MAX_ITEMS, "max_filter_keys": MAX_FILTER_KEYS, "max_metadata_keys": MAX_METADATA_KEYS,
+                 "max_metadata_depth": MAX_METADATA_DEPTH, "max_metadata_bytes": MAX_METADATA_BYTES}  # fmt: skip
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class EmbedRequest(Strict):
-    texts: list[Text] = Field(min_length=1, description="Texts to embed.")
+    texts: list[Text] = Field(min_length=1, max_length=MAX_ITEMS, description="Texts to embed.")
     corrected: StrictBool = Field(True, description="Apply the fitted correction.")
     normalize: StrictBool = Field(True, description="L2-normalize the returned vectors.")
     truncate: StrictBool = Field(True, description="Cut texts over the token limit (reported); false: 422.")
@@ -51,9 +83,11 @@ class EmbedResponse(BaseModel):
 class SimilarityRequest(Strict):
     """Either `pairs`, or one `source` against several `targets`."""
 
-    pairs: list[Annotated[list[Text], Field(min_length=2, max_length=2)]] | None = Field(None, min_length=1)
+    pairs: list[Annotated[list[Text], Field(min_length=2, max_length=2)]] | None = Field(
+        None, min_length=1, max_length=MAX_ITEMS
+    )
     source: Text | None = None
-    targets: list[Text] | None = Field(None, min_length=1)
+    targets: list[Text] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     compare_raw: StrictBool = Field(False, description="Also return the uncorrected cosines.")
 
     @model_validator(mode="after")
@@ -74,11 +108,15 @@ class SimilarityResponse(BaseModel):
 class DocumentIn(Strict):
     id: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
     text: Text
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = Field(
+        None,
+        description=f"At most {MAX_METADATA_KEYS} keys, {MAX_METADATA_DEPTH} levels deep, {MAX_METADATA_BYTES} "
+        "bytes as JSON.",
+    )
 
 
 class DocumentsRequest(Strict):
-    documents: list[DocumentIn] = Field(min_length=1)
+    documents: list[DocumentIn] = Field(min_length=1, max_length=MAX_ITEMS)
     truncate: StrictBool = Field(True, description="Index texts over the token limit by their start; false: 422.")
 
 
@@ -97,7 +135,10 @@ class SearchRequest(Strict):
     q: Text = Field(description="The query text.")
     k: int = Field(10, ge=1, description="How many results (at most CE_MAX_K).")
     filter: dict[str, Scalar] | None = Field(
-        None, min_length=1, description="Only documents whose metadata has exactly these key/value pairs."
+        None,
+        min_length=1,
+        max_length=MAX_FILTER_KEYS,
+        description="Only documents whose metadata has exactly these key/value pairs.",
     )
     score_threshold: float | None = Field(None, ge=-1, le=1, description="Drop results with a lower cosine.")
 
@@ -119,9 +160,12 @@ class SearchResponse(BaseModel):
 
 
 class EmbeddingsRequest(Strict):
-    input: Text | Annotated[list[Text], Field(min_length=1)] | list[StrictInt] | list[list[StrictInt]] = Field(
-        description="A text or a list of texts (token arrays are refused: the backbone has its own tokenizer)."
-    )
+    input: (
+        Text
+        | Annotated[list[Text], Field(min_length=1, max_length=MAX_ITEMS)]
+        | Annotated[list[StrictInt], Field(max_length=MAX_ITEMS)]
+        | Annotated[list[list[StrictInt]], Field(max_length=MAX_ITEMS)]
+    ) = Field(description="A text or a list of texts (token arrays are refused: the backbone has its own tokenizer).")
     model: StrictStr = Field(description="The served model's id, as /v1/models lists it.")
     encoding_format: Literal["float", "base64"] = "float"
     dimensions: StrictInt | None = Field(None, ge=1, description="Keep the first k whitened dims (k <= served dim).")

@@ -21,6 +21,7 @@ def bundled(*parts: str) -> Path:
     return Path(str(files("app").joinpath("bundled", *parts))).resolve()
 
 
+MAX_REQUEST_ITEMS = 4096  # any list in a request, bounded in the schema itself; CE_MAX_TEXTS is at most this
 MODELS_DIR = bundled("models")
 STS_DIR = bundled("stsbenchmark")
 
@@ -107,7 +108,9 @@ class Settings(BaseSettings):
     )
     host: str = Field("127.0.0.1", description="Address uvicorn binds.")
     port: int = Field(8000, ge=1, le=65535, description="Port uvicorn binds.")
-    max_texts: int = Field(256, ge=1, description="Texts (or pairs, or documents) per request.")
+    max_texts: int = Field(
+        256, ge=1, le=MAX_REQUEST_ITEMS, description="Texts (or pairs, or documents) per request (at most 4096)."
+    )
     max_text_chars: int = Field(20_000, ge=1, description="Characters per text.")
     max_body_bytes: int = Field(8_000_000, ge=1024, description="Request body size; larger bodies get 413.")
     max_k: int = Field(100, ge=1, description="Largest k accepted by /search.")

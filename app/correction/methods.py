@@ -26,7 +26,10 @@ class Spectrum:
     @classmethod
     def of(cls, stats: CovarianceStats) -> Spectrum:
         u, s, _ = np.linalg.svd(stats.covariance, hermitian=True)
-        return cls(stats.mean, u, s)
+        # A direction's sign is arbitrary (LAPACK's choice may differ between builds): fix it, each column's
+        # largest entry positive, so that a refit gives the same W, and the same artifact id, anywhere.
+        signs = np.sign(u[np.argmax(np.abs(u), axis=0), np.arange(u.shape[1])])
+        return cls(stats.mean, u * np.where(signs == 0, 1.0, signs), s)
 
     @property
     def dim(self) -> int:

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from app.core.config import MODELS_DIR
+from app.core.config import MODELS_DIR, Settings
 from app.main import create_app
 from tests.conftest import serve_app, with_graphs
 
@@ -71,7 +71,10 @@ def test_keys_never_reach_the_logs_or_info(guarded, caplog):
         info = guarded.get("/info", headers=auth(KEYS[0])).text
     for secret in [*KEYS, "not-a-key-but-secret"]:
         assert secret not in caplog.text and secret not in info
-    assert KEYS[0] not in repr(guarded)  # settings print as SecretStr('**********')
+    settings = Settings(api_keys=[SecretStr(k) for k in KEYS])
+    printed = [repr(settings), str(settings), str(settings.model_dump()), settings.model_dump_json()]
+    assert not any(key in text for key in KEYS for text in printed)  # SecretStr('**********') wherever printed
+    assert [k.get_secret_value() for k in settings.api_keys] == KEYS
 
 
 def test_bodies_over_the_limit_get_413_declared_or_chunked(guarded):
@@ -127,3 +130,28 @@ def test_a_malformed_content_length_is_a_4xx(client):
         sock.sendall(b'POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{"texts": ["a"]}')
         status = sock.recv(4096).split(b"\r\n", 1)[0]
     assert status.startswith(b"HTTP/1.1 4"), status
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "message"),
+    [
+        ("/embed", {"texts": ["a"] * 5000}, "at most 4096 items"),
+        ("/similarity", {"source": "a", "targets": ["b"] * 5000}, "at most 4096 items"),
+        ("/similarity", {"pairs": [["a", "b"]] * 5000}, "at most 4096 items"),
+        ("/documents", {"documents": [{"text": "a"}] * 5000}, "at most 4096 items"),
+        ("/v1/embeddings", {"model": "hashing", "input": ["a"] * 5000}, "at most 4096 items"),
+        ("/documents", {"documents": [{"text": "a", "metadata": {"a": {"b": {"c": {"d": {"e": 1}}}}}}]}, "deep"),
+        ("/documents", {"documents": [{"text": "a", "metadata": {f"k{i}": i for i in range(65)}}]}, "keys"),
+        ("/documents", {"documents": [{"text": "a", "metadata": {"k": "x" * 17_000}}]}, "bytes"),
+        ("/search", {"q": "a", "filter": {f"k{i}": i for i in range(33)}}, "at most 32 items"),
+    ],
+)
+def test_lists_and_metadata_are_bounded_by_the_schema(client, path, body, message):
+    r = client.post(path, json=body)
+    assert r.status_code == 422 and message in r.json()["error"]["message"], r.text[:500]
+
+
+def test_the_schema_publishes_its_bounds(client):
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    assert schemas["EmbedRequest"]["properties"]["texts"]["maxItems"] == 4096
+    assert schemas["DocumentsRequest"]["properties"]["documents"]["maxItems"] == 4096

@@ -160,3 +160,14 @@ def test_drop_skips_the_top_directions_before_whitening():
     np.testing.assert_allclose(np.cov(((x - mu) @ w).T, bias=True), np.eye(5), atol=1e-6)
     with pytest.raises(ValueError, match="dim"):
         fit_whitening(stats, drop=2, dim=15)
+
+
+def test_principal_directions_have_a_fixed_sign_so_a_refit_gives_the_same_id():
+    from app.correction.methods import Spectrum
+
+    x = np.random.default_rng(3).standard_normal((500, 12)) @ np.random.default_rng(4).standard_normal((12, 12))
+    spectrum = Spectrum.of(CovarianceStats(12).update(x))
+    u = spectrum.directions
+    assert (u[np.argmax(np.abs(u), axis=0), np.arange(12)] > 0).all()  # each column's largest entry positive
+    flipped = CovarianceStats(12).update(-x)  # the same covariance from mirrored data
+    np.testing.assert_allclose(Spectrum.of(flipped).directions, u, atol=1e-8)

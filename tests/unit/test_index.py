@@ -123,8 +123,9 @@ def test_state_round_trip_serves_the_same_results(factory):
     again = VectorIndex.from_state(data, meta)
     assert again.search(x[:5], 10) == index.search(x[:5], 10)
     assert (len(again), again.correction_id, again.params, again.dead) == (299, "c1", index.params, index.dead)
-    again.upsert(["new"], x[:1])  # labels continue after the restored ones
-    assert again.search(x[:1], 1)[0][0][0] in {"new", "d0"} and len(again) == 300
+    again.upsert(["new"], -x[:1])  # a vector no other is near; labels continue after the restored ones
+    assert again.search(-x[:1], 1)[0][0][0] == "new" and len(again) == 300
+    assert again.search(x[:1], 1)[0][0][0] == "d0"
 
 
 def test_fields_match_exact_values_and_follow_updates():

@@ -11,6 +11,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.deps import ServicesDep
+from app.api.schemas import SCHEMA_BOUNDS
 
 router = APIRouter()
 PAGE = Path(__file__).resolve().parents[1] / "static" / "index.html"
@@ -49,4 +50,6 @@ def metrics(request: Request) -> Response:
 
 @router.get("/info")
 def info(services: ServicesDep) -> dict:
-    return services.info()
+    body = services.info()
+    body["limits"].update(SCHEMA_BOUNDS)  # what the request schema itself refuses, whatever the settings
+    return body
