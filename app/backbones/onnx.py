@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import os
 import threading
 from collections.abc import Sequence
@@ -111,11 +112,24 @@ def cached_graph(model_path: Path, weights: str, pooling: Pooling, quantize: str
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     log.info("exporting %s (%s pooling, %s) to ONNX in %s", model_path.name, pooling, quantize, cache_dir)
+    # In a child process: the export imports torch and transformers (~1 GB resident), which a server that
+    # exported in-process would keep for its whole life, though it never runs them.
+    child = multiprocessing.get_context("spawn").Process(
+        target=_export, args=(model_path, pooling, quantize, fp32, path), name="onnx-export"
+    )
+    child.start()
+    child.join()
+    if child.exitcode != 0 or not path.exists():
+        raise RuntimeError(f"exporting {model_path.name} to ONNX failed (exit code {child.exitcode}; see above)")
+    return path
+
+
+def _export(model_path: Path, pooling: Pooling, quantize: str, fp32: Path, path: Path) -> None:
+    """The export itself, run in the child process cached_graph() starts."""
     if not fp32.exists():
         _write_atomically(fp32, lambda tmp: export_graph(model_path, pooling, tmp))
     if quantize == "int8":
         _write_atomically(path, lambda tmp: quantize_int8(fp32, tmp))
-    return path
 
 
 def _write_atomically(path: Path, write) -> None:

@@ -167,3 +167,19 @@ def test_the_onnx_runtime_gives_any_local_berts_vectors_as_torch_does(tiny_bert,
     onnx = OnnxBackbone(tiny_bert, cache_dir=tmp_path, pooling=pooling, quantize="none", max_length=32, batch_size=2)
     torch_vectors = HuggingFaceBackbone(tiny_bert, pooling=pooling, max_length=32).encode(texts)
     np.testing.assert_allclose(onnx.encode(texts), torch_vectors, atol=1e-5)
+
+
+def test_a_first_start_exports_in_a_child_process_so_the_server_never_holds_torch(tiny_bert, tmp_path):
+    """The export needs torch and transformers (~1 GB resident); the process that serves must not keep them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from app.backbones.onnx import OnnxBackbone; "
+        f"b = OnnxBackbone({str(tiny_bert)!r}, cache_dir={str(tmp_path)!r}, quantize='int8', max_length=32); "
+        "print(b.encode(['the cat']).shape, 'torch' in sys.modules, 'transformers' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split("\n")[-2] == "(1, 32) False False"
+    assert sorted(p.name.split("-", 2)[-1] for p in tmp_path.glob("*.onnx")) == ["v3-int8.onnx", "v3-none.onnx"]
