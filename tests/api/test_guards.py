@@ -155,3 +155,36 @@ def test_the_schema_publishes_its_bounds(client):
     schemas = client.get("/openapi.json").json()["components"]["schemas"]
     assert schemas["EmbedRequest"]["properties"]["texts"]["maxItems"] == 4096
     assert schemas["DocumentsRequest"]["properties"]["documents"]["maxItems"] == 4096
+
+
+def test_a_body_of_a_million_tiny_texts_is_refused_before_python_objects_are_built(client):
+    """7.8 MB of two-letter texts: Python's JSON parser would build 1.3 million strings (~80 MB) before the
+    schema's 4,096-item bound applied; the bound is checked on the raw JSON first."""
+    import json
+    import tracemalloc
+
+    body = json.dumps({"texts": ["ab"] * 1_300_000}).encode()
+    tracemalloc.start()  # the app runs in this process (a uvicorn thread): its Python allocations are traced
+    try:
+        r = client.post("/embed", content=body, headers={"content-type": "application/json"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.status_code == 422 and "at most 4096 items" in r.json()["error"]["message"]
+    assert peak < 40e6, f"{peak / 1e6:.0f} MB of Python objects for a refused body"
+
+
+def test_the_streaming_count_sees_every_list_and_only_lists():
+    import json
+
+    from app.api.routing import holds_a_list_over
+
+    def over(value, limit=3):
+        return holds_a_list_over(json.dumps(value).encode(), limit)
+
+    assert not over({"texts": ["a", "b", "c"]}) and over({"texts": ["a", "b", "c", "d"]})
+    assert over({"pairs": [["a", "b"]] * 4}) and not over({"pairs": [["a", "b", "c"]] * 3})
+    assert over({"documents": [{"text": "a", "metadata": {"k": [1, 2]}}] * 4})
+    assert not over({"documents": [{"text": "a", "metadata": {"a": 1, "b": 2, "c": 3, "d": 4}}]})  # keys: no list
+    assert over({"m": {"deep": [[1, 2, 3, 4]]}}) and not over([1, 2, 3]) and over([1, [2], {}, None])
+    assert not holds_a_list_over(b'{"texts": ["a", ', 3)  # malformed: left to the JSON parser's own 422

@@ -5,10 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.deps import DocumentsDep
+from app.api.routing import BoundedBodyRoute
 from app.api.schemas import DocumentOut, DocumentsRequest, DocumentsResponse
 from app.services.documents import DocumentInput
 
-router = APIRouter()
+router = APIRouter(route_class=BoundedBodyRoute)
 
 
 @router.post("/documents", response_model=DocumentsResponse, status_code=201)

@@ -7,9 +7,10 @@ from fastapi.responses import Response
 
 from app.api.deps import EmbeddingDep
 from app.api.responses import json_response
+from app.api.routing import BoundedBodyRoute
 from app.api.schemas import EmbedRequest, EmbedResponse, SimilarityRequest, SimilarityResponse
 
-router = APIRouter()
+router = APIRouter(route_class=BoundedBodyRoute)
 
 
 @router.post("/embed", response_model=EmbedResponse)

@@ -10,10 +10,11 @@ from fastapi.responses import Response
 
 from app.api.deps import EmbeddingDep
 from app.api.responses import json_response
+from app.api.routing import BoundedBodyRoute
 from app.api.schemas import EmbeddingItem, EmbeddingsRequest, EmbeddingsResponse, Usage
 from app.core.errors import InvalidInput, NotFound
 
-router = APIRouter(prefix="/v1", tags=["openai"])
+router = APIRouter(prefix="/v1", tags=["openai"], route_class=BoundedBodyRoute)
 OWNER = "corrected-embeddings"
 
 

@@ -9,11 +9,12 @@ from fastapi import APIRouter, Query
 from pydantic import ValidationError
 
 from app.api.deps import SearchDep
+from app.api.routing import BoundedBodyRoute
 from app.api.schemas import SearchHitOut, SearchRequest, SearchResponse
 from app.core.errors import InvalidInput
 from app.services.search import SearchService
 
-router = APIRouter()
+router = APIRouter(route_class=BoundedBodyRoute)
 
 
 def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
