@@ -172,11 +172,9 @@ def test_auto_weighs_flow_and_sif_against_its_linear_choice(env, corpus, graded_
     selection = artifact.extra["selection"]
     assert set(selection["also"]) == {"flow", "sif"}
     assert selection["linear_choice"]["score"] == pytest.approx(selection["score"], abs=0.05)
-    best_other = max(selection["also"], key=selection["also"].get)
-    if selection["also_gain_lower_bound"] >= 0.1:
-        assert artifact.method == best_other and selection["also"][best_other] > selection["score"]
-    else:
-        assert artifact.method == selection["linear_choice"]["method"]
+    # On these pairs neither beats the linear choice (SIF ~88 and a 5-second flow far below its ~96): it stays
+    assert max(selection["also"].values()) < selection["score"] and selection["also_gain_lower_bound"] < 0.1
+    assert artifact.method == selection["linear_choice"]["method"]
     r = run_cli("fit", *args, "--also", "pca", env=env)
     assert r.returncode == 2 and "--also takes flow or sif" in r.stderr
 
