@@ -7,7 +7,7 @@ import sys
 import typer
 
 from app.cli.benchmarks import bench, bench_search, load
-from app.cli.corrections import evaluate, fit, isotropy
+from app.cli.corrections import eval_search, evaluate, fit, isotropy
 from app.cli.reports import compare, report
 from app.cli.serve import index_documents, serve
 
@@ -23,6 +23,7 @@ for name, command in (
     ("fit", fit),
     ("index", index_documents),
     ("eval", evaluate),
+    ("eval-search", eval_search),
     ("isotropy", isotropy),
     ("report", report),
     ("compare", compare),

@@ -164,3 +164,55 @@ def isotropy(
     typer.echo(f"{'figure':<22}{'raw':>10}{'corrected':>12}")
     for key, value in result["raw"].items():
         typer.echo(f"{key:<22}{value:>10}{result['corrected'][key]:>12}")
+
+
+@guarded
+def eval_search(
+    data: Annotated[Path, typer.Option(help="A BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/test.tsv.")],
+    pooling: PoolingOpt = None,
+    correction: Annotated[
+        str, typer.Option(help="served (the bundled correction of this backbone and pooling), none, or a file.")
+    ] = "served",
+    as_json: JsonOpt = False,
+) -> None:
+    """NDCG@10, Recall@100 and MRR@10 of search, raw and corrected, exact and on the served index kind (x100,
+    each change with a paired-bootstrap 95% interval); documents are encoded once, then cached by content."""
+    from app.correction import Correction
+    from app.correction.registry import check_compatible, find_bundled, read_artifact_file
+    from app.offline.fit import corrected_vectors, encode_all
+    from app.offline.retrieval import cached_encoding, compare, read_collection
+
+    settings = settings_for(pooling)
+    collection = read_collection(data)
+    backbone = offline_backbone(settings)
+    if correction == "served":
+        artifact = find_bundled(settings.models_dir, backbone)
+    else:
+        artifact = None if correction == "none" else read_artifact_file(Path(correction))
+    if artifact is not None:
+        check_compatible(artifact, backbone)
+    cache = settings.data_dir / "cache" / "retrieval"
+    docs = cached_encoding(lambda texts: encode_all(backbone, texts, desc="documents"), collection.doc_texts,
+                           backbone.fingerprint, cache)  # fmt: skip
+    queries = encode_all(backbone, collection.query_texts, desc="queries")
+    fixed = Correction(artifact) if artifact else None
+    corrected = tuple(
+        corrected_vectors(backbone, fixed, texts, raw, desc=what)
+        for texts, raw, what in (
+            (collection.doc_texts, docs, "documents"),
+            (collection.query_texts, queries, "queries"),
+        )
+    )
+    figures = compare(collection, (docs, queries), corrected, factory=settings.index_factory,
+                      recall=settings.index_recall)  # fmt: skip
+    result = {"data": Path(data).name, "backbone": backbone.name, "pooling": backbone.pooling,
+              "correction": artifact.id if artifact else None, **figures}  # fmt: skip
+    if not as_json:
+        typer.echo(f"{backbone.name} {backbone.pooling} on {result['data']} ({figures['n_queries']} queries, "
+                   f"{figures['n_docs']} documents), correction {result['correction']}:")  # fmt: skip
+        for metric in ("ndcg_at_10", "recall_at_100", "mrr_at_10"):
+            low, high = figures[f"{metric}_change_95"]
+            typer.echo(f"  {metric}: raw {figures[f'raw_{metric}']:.2f}, corrected {figures[metric]:.2f} "
+                       f"(change 95% [{low:+.2f}, {high:+.2f}]); index {figures[f'index_raw_{metric}']:.2f} / "
+                       f"{figures[f'index_{metric}']:.2f}")  # fmt: skip
+    typer.echo(json.dumps(result))

@@ -399,3 +399,27 @@ def test_make_models_reproduces_the_default_backbones_bundled_correction(tmp_pat
     assert (
         read_artifact_file(out).id == read_artifact_file(MODELS_DIR / "all-MiniLM-L6-v2" / "onnx-int8" / "mean.npz").id
     )
+
+
+def test_eval_search_scores_a_tiny_collection_and_reuses_its_cache(env, tmp_path):
+    from tests.unit.test_retrieval import write_collection
+
+    docs = [
+        {"_id": str(i), "title": "", "text": f"the {w} {v} at night"}
+        for i, (w, v) in enumerate(
+            [("cat", "sleeps"), ("dog", "runs"), ("plane", "flies"), ("river", "sings"), ("child", "reads")]
+        )
+    ]
+    queries = [{"_id": "q0", "text": "cat sleeps"}, {"_id": "q1", "text": "plane flies"}]
+    folder = write_collection(tmp_path / "tiny", docs, queries, [("q0", "0", 1), ("q1", "2", 2)])
+    runs = [run_cli("eval-search", "--data", str(folder), "--correction", "none", "--json", env=env) for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), runs[0].stderr[-2000:]
+    result = json.loads(runs[0].stdout.strip().splitlines()[-1])
+    assert (result["n_queries"], result["n_docs"], result["correction"]) == (2, 5, None)
+    # each query's one relevant document shares its words: ranked first, raw and (no correction) corrected
+    assert result["raw_ndcg_at_10"] == result["ndcg_at_10"] == 100.0 and result["ndcg_at_10_change_95"] == [0, 0]
+    assert result["raw_recall_at_100"] == result["index_recall_at_100"] == 100.0
+    assert json.loads(runs[1].stdout.strip().splitlines()[-1]) == result
+    assert len(list((tmp_path / "data" / "cache" / "retrieval").glob("*.npy"))) == 1  # documents encoded once
+    r = run_cli("eval-search", "--data", str(tmp_path), env=env)
+    assert r.returncode == 2 and "corpus.jsonl" in r.stderr
