@@ -3,6 +3,7 @@ each change with a paired-bootstrap 95% interval over queries."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -132,14 +133,12 @@ def compare(collection: Collection, raw: tuple, corrected: tuple, *, factory: st
     """Raw vs corrected (each a (documents, queries) pair of vectors) on exact search and on the served index
     kind: each metric x100, and the corrected one's change as a paired-bootstrap 95% interval."""
     figures: dict = {"n_queries": len(collection.query_ids), "n_docs": len(collection.doc_ids)}
-    for prefix, rank in (("", exact_rankings), ("index_", None)):
-        found = {}
-        for space, (docs, queries) in {"raw": raw, "corrected": corrected}.items():
-            if rank is not None:
-                rankings = rank(queries, docs, collection.doc_ids)
-            else:
-                rankings = index_rankings(queries, docs, collection.doc_ids, factory, recall)
-            found[space] = per_query(rankings, collection)
+    served_index = functools.partial(index_rankings, factory=factory, recall=recall)
+    for prefix, rank in (("", exact_rankings), ("index_", served_index)):
+        found = {
+            space: per_query(rank(queries, docs, collection.doc_ids), collection)
+            for space, (docs, queries) in {"raw": raw, "corrected": corrected}.items()
+        }
         for metric in METRICS:
             before, after = found["raw"][metric], found["corrected"][metric]
             low, high = paired_interval(before, after)
