@@ -150,9 +150,18 @@ class SearchHitOut(BaseModel):
     metadata: dict[str, Any]
 
 
+class SearchSpaceOut(BaseModel):
+    shared_with_similarity: bool = Field(description="True: search uses the space /embed and /similarity serve.")
+    method: str = Field(description="The map from the backbone's vectors to the searched ones.")
+    params: dict[str, Any] = {}
+    dim: int
+    rule: str | None = Field(None, description="Why this space: the rule that chose it.")
+
+
 class SearchResponse(BaseModel):
     query: str
-    correction: str | None
+    correction: str | None = Field(description="Id of the correction artifact; it holds the search space too.")
+    search_space: SearchSpaceOut
     results: list[SearchHitOut]
 
 

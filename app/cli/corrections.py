@@ -9,15 +9,17 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from app.cli.offline import fit_here_or_on_ray, offline_backbone, tuning_pairs
+from app.cli.offline import fit_here_or_on_ray, judged_sets, offline_backbone, tuning_pairs
 from app.cli.options import (
     EXIT_BAD_ARTIFACT,
+    EXIT_BAD_INPUT,
     AddressOpt,
     CorpusOpt,
     EngineOpt,
     JsonOpt,
     MethodOptions,
     PoolingOpt,
+    TuneQrelsOpt,
     WorkersOpt,
     fail,
     guarded,
@@ -35,11 +37,12 @@ def fit(
     options: MethodOptions = None,
     out: Annotated[Path | None, typer.Option(help="Artifact file; default DATA_DIR/artifacts/ID.npz.")] = None,
     publish: Annotated[bool, typer.Option(help="Also publish to Redis as the current correction.")] = False,
+    tune_qrels: TuneQrelsOpt = None,
     engine: EngineOpt = "local",
     address: AddressOpt = None,
     workers: WorkersOpt = 2,
 ) -> None:
-    """Fit a correction on a corpus and write it as an artifact; prints the artifact id."""
+    """Fit a correction (and the space search uses) on a corpus and write it as an artifact; prints its id."""
     from app.correction.registry import publish as publish_artifact
     from app.correction.registry import write_artifact_file
     from app.offline.datasets import read_corpus
@@ -49,8 +52,9 @@ def fit(
     sentences = read_corpus(corpus)
     backbone = offline_backbone(settings)
     tuning = tuning_pairs(backbone, options.method, options.tune_pairs, options.no_tune, settings)
+    judged = judged_sets(backbone, tune_qrels, settings)
     artifact = fit_here_or_on_ray(
-        settings, backbone, sentences, options.method, params, corpus.name, tuning, engine, address, workers
+        settings, backbone, sentences, options.method, params, corpus.name, tuning, engine, address, workers, judged
     )
     path = write_artifact_file(artifact, out or settings.data_dir / "artifacts" / f"{artifact.id}.npz")
     typer.echo(f"wrote {path}", err=True)
@@ -167,49 +171,69 @@ def isotropy(
 
 
 @guarded
+@with_options(method_options)
 def eval_search(
     data: Annotated[Path, typer.Option(help="A BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/test.tsv.")],
     pooling: PoolingOpt = None,
     correction: Annotated[
-        str, typer.Option(help="served (the bundled correction of this backbone and pooling), none, or a file.")
+        str,
+        typer.Option(
+            help="served (the bundled correction of this backbone and pooling), none, fit (fit --method on "
+            "--fit-corpus now, its search space on --tune-qrels), or an artifact file."
+        ),
     ] = "served",
+    options: MethodOptions = None,
+    fit_corpus: Annotated[
+        Path | None, typer.Option(help="With --correction fit: the corpus to fit on; default STS-B train.")
+    ] = None,
+    tune_qrels: TuneQrelsOpt = None,
+    space: Annotated[
+        str, typer.Option(help="search (the space the index serves) or similarity (the one /embed serves).")
+    ] = "search",
     as_json: JsonOpt = False,
 ) -> None:
     """NDCG@10, Recall@100 and MRR@10 of search, raw and corrected, exact and on the served index kind (x100,
-    each change with a paired-bootstrap 95% interval); documents are encoded once, then cached by content."""
+    each change with a paired-bootstrap 95% interval); documents are encoded once, then cached by content.
+    `--correction fit` fits the correction first (on --fit-corpus, its search space on --tune-qrels)."""
     from app.correction import Correction
     from app.correction.registry import check_compatible, find_bundled, read_artifact_file
-    from app.offline.fit import corrected_vectors, encode_all
-    from app.offline.retrieval import cached_encoding, compare, read_collection
+    from app.offline.datasets import read_corpus
+    from app.offline.fit import corrected_vectors, fit_artifact
+    from app.offline.retrieval import compare
 
+    if space not in ("search", "similarity"):
+        raise fail(f"--space is search or similarity, got {space!r}", EXIT_BAD_INPUT)
     settings = settings_for(pooling)
-    collection = read_collection(data)
     backbone = offline_backbone(settings)
-    if correction == "served":
+    (judged,) = judged_sets(backbone, [data], settings)
+    if correction == "fit":
+        corpus = fit_corpus or settings.tune_pairs[0]
+        tuning = tuning_pairs(backbone, options.method, options.tune_pairs, options.no_tune, settings)
+        artifact = fit_artifact(backbone, read_corpus(corpus), options.method, options.params(), source=corpus.name,
+                                tuning=tuning, judged=judged_sets(backbone, tune_qrels, settings))  # fmt: skip
+    elif correction == "served":
         artifact = find_bundled(settings.models_dir, backbone)
     else:
         artifact = None if correction == "none" else read_artifact_file(Path(correction))
     if artifact is not None:
         check_compatible(artifact, backbone)
-    cache = settings.data_dir / "cache" / "retrieval"
-    docs = cached_encoding(lambda texts: encode_all(backbone, texts, desc="documents"), collection.doc_texts,
-                           backbone.fingerprint, cache)  # fmt: skip
-    queries = encode_all(backbone, collection.query_texts, desc="queries")
-    fixed = Correction(artifact) if artifact else None
+    fixed = None if artifact is None else Correction(artifact).search if space == "search" else Correction(artifact)
+    collection = judged.collection
     corrected = tuple(
         corrected_vectors(backbone, fixed, texts, raw, desc=what)
-        for texts, raw, what in (
-            (collection.doc_texts, docs, "documents"),
-            (collection.query_texts, queries, "queries"),
-        )
-    )
-    figures = compare(collection, (docs, queries), corrected, factory=settings.index_factory,
+        for texts, raw, what in ((collection.doc_texts, judged.docs, "documents"),
+                                 (collection.query_texts, judged.queries, "queries"))
+    )  # fmt: skip
+    figures = compare(judged.judgments, (judged.docs, judged.queries), corrected, factory=settings.index_factory,
                       recall=settings.index_recall)  # fmt: skip
-    result = {"data": Path(data).name, "backbone": backbone.name, "pooling": backbone.pooling,
-              "correction": artifact.id if artifact else None, **figures}  # fmt: skip
+    described = fixed.describe_search() if fixed and space == "search" else None
+    result = {"data": judged.name, "backbone": backbone.name, "pooling": backbone.pooling,
+              "correction": artifact.id if artifact else None, "space": space, "search_space": described,
+              **figures}  # fmt: skip
     if not as_json:
+        searched = f", search space {described['method']} ({described['dim']} dims)" if described else ""
         typer.echo(f"{backbone.name} {backbone.pooling} on {result['data']} ({figures['n_queries']} queries, "
-                   f"{figures['n_docs']} documents), correction {result['correction']}:")  # fmt: skip
+                   f"{figures['n_docs']} documents), correction {result['correction']}{searched}:")  # fmt: skip
         for metric in ("ndcg_at_10", "recall_at_100", "mrr_at_10"):
             low, high = figures[f"{metric}_change_95"]
             typer.echo(f"  {metric}: raw {figures[f'raw_{metric}']:.2f}, corrected {figures[metric]:.2f} "

@@ -32,12 +32,30 @@ def tuning_pairs(backbone, method: str, files: list[Path] | None, no_tune: bool,
     return TuningPairs.concat([encode_pairs(backbone, read_pairs(f), name=Path(f).name) for f in files])
 
 
-def fit_here_or_on_ray(settings, backbone, sentences, method, params, source, tuning, engine, address, workers):
+def judged_sets(backbone, folders: list[Path] | None, settings: Settings):
+    """Judged collections encoded for choosing or scoring a search space (None without folders); documents and
+    queries are cached by content, so a second run encodes nothing."""
+    if not folders:
+        return None
+    from app.offline.fit import encode_all
+    from app.offline.retrieval import cached_encoding
+    from app.offline.search_tuning import read_judged
+
+    cache = settings.data_dir / "cache" / "retrieval"
+
+    def encode(texts: list[str], what: str):
+        return cached_encoding(lambda t: encode_all(backbone, t, desc=what), texts, backbone.fingerprint, cache)
+
+    return read_judged(folders, encode)
+
+
+def fit_here_or_on_ray(settings, backbone, sentences, method, params, source, tuning, engine, address, workers,
+                       judged=None):  # fmt: skip
     """The same fit, with the corpus encoded here or by Ray actors whose statistics are reduced."""
     from app.offline.fit import ISOTROPY_SAMPLE, fit_artifact, fit_from_stats, sample_rows
 
     if engine == "local":
-        return fit_artifact(backbone, sentences, method, params, source=source, tuning=tuning)
+        return fit_artifact(backbone, sentences, method, params, source=source, tuning=tuning, judged=judged)
     if method in ALSO_METHODS or params.get("also"):
         raise ValueError(f"{method} {params} trains on the vectors themselves: use --engine local")
     from app.offline.distributed import encode_stats_on_ray, ray_session
@@ -45,4 +63,4 @@ def fit_here_or_on_ray(settings, backbone, sentences, method, params, source, tu
     with ray_session(address, workers):
         stats, sample = encode_stats_on_ray(settings, sentences, workers=workers)
     sample = sample_rows(sample, ISOTROPY_SAMPLE)
-    return fit_from_stats(backbone, sentences, stats, sample, method, params, source, tuning=tuning)
+    return fit_from_stats(backbone, sentences, stats, sample, method, params, source, tuning=tuning, judged=judged)

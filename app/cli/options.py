@@ -35,6 +35,13 @@ TuneOpt = Annotated[
     list[Path] | None,
     typer.Option(help="auto: labelled pairs to choose on (repeatable); default CE_TUNE_PAIRS, STS-B train+dev."),
 ]
+TuneQrelsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        help="Relevance judgments to choose the search space on: a BEIR-layout folder (corpus.jsonl, queries.jsonl, "
+        "qrels/test.tsv), repeatable; default: the documented rule (raw vectors unless they lie in a cone)."
+    ),
+]
 NoTuneOpt = Annotated[bool, typer.Option(help="auto: skip tuning, use the documented default correction.")]
 EngineOpt = Annotated[
     Literal["local", "ray"], typer.Option(help="local (this process), or ray (actors; pip install .[ray]).")

@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from app.correction.search_space import check_search_arrays
+
 FORMAT_VERSION = 1
 
 
@@ -58,7 +60,7 @@ class CorrectionArtifact:
     created_at: str = ""
     id: str = ""
     extra: dict = field(default_factory=dict)
-    arrays: dict = field(default_factory=dict, repr=False)  # stages before (x - mu) @ W: flow weights, SIF weights
+    arrays: dict = field(default_factory=dict, repr=False)  # flow and SIF stages before (x - mu) @ W; search's own map
 
     @classmethod
     def create(cls, *, method, params, backbone, corpus, mu, W, extra=None, arrays=None) -> CorrectionArtifact:
@@ -158,6 +160,8 @@ class CorrectionArtifact:
         for name, value in {"mu": self.mu, "W": self.W, **self.arrays}.items():
             if np.issubdtype(value.dtype, np.floating) and not np.isfinite(value).all():
                 raise ArtifactFormatError(f"artifact {self.id!r}: {name} holds values that are not finite")
+        if why := check_search_arrays(self.arrays, dim):
+            raise ArtifactFormatError(f"artifact {self.id!r}: {why}")
         expected = content_id(self.method, self.params, self.backbone, self.corpus, self.mu, self.W, self.arrays)
         if self.id != expected:
             raise ArtifactFormatError(f"artifact {self.id!r}: its id is not the hash of its content ({expected})")

@@ -6,12 +6,14 @@ text is pooled, so its vectors come from encoding the texts again, not from the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from app.correction.artifact import CorrectionArtifact
 from app.correction.flow import Flow
+from app.correction.search_space import SEARCH_MU, SEARCH_W
 from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
 
 # texts, token weights (None: the backbone's own pooling) -> raw float32 vectors
@@ -27,12 +29,18 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
 class Correction:
     """Applies an artifact to whole batches in one matrix product, then normalizes."""
 
-    def __init__(self, artifact: CorrectionArtifact):
+    def __init__(self, artifact: CorrectionArtifact, *, for_search: bool = False):
         self.artifact = artifact
-        self._mu = artifact.mu
-        self._W = artifact.W
-        self._flow = Flow.from_arrays(artifact.arrays)
-        self.token_weights: np.ndarray | None = artifact.arrays.get(SIF_WEIGHTS)  # pooling weights (SIF), if any
+        self.for_search = for_search and SEARCH_W in artifact.arrays
+        if self.for_search:  # search's own map: linear, on the backbone's own vectors
+            self._mu, self._W = artifact.arrays[SEARCH_MU], artifact.arrays[SEARCH_W]
+            self._flow, self.token_weights = None, None
+        else:
+            self._mu, self._W = artifact.mu, artifact.W
+            self._flow = Flow.from_arrays(artifact.arrays)
+            self.token_weights: np.ndarray | None = artifact.arrays.get(SIF_WEIGHTS)  # pooling weights (SIF), if any
+        identity = self._W.shape[0] == self._W.shape[1] and not self._mu.any() and self._flow is None
+        self._identity = identity and np.array_equal(self._W, np.eye(len(self._W), dtype=self._W.dtype))
 
     @property
     def id(self) -> str:
@@ -40,7 +48,17 @@ class Correction:
 
     @property
     def dim(self) -> int:
-        return self.artifact.out_dim
+        return int(self._W.shape[1])
+
+    @functools.cached_property
+    def search(self) -> Correction:
+        """The map search uses: the artifact's own map for search when it has one, else this one."""
+        return Correction(self.artifact, for_search=True) if SEARCH_W in self.artifact.arrays else self
+
+    def describe_search(self) -> dict:
+        """Which space search runs in, for /info, /search and the page."""
+        shared = {"shared_with_similarity": True, "method": self.artifact.method, "params": self.artifact.params}
+        return {**self.artifact.extra.get("search", shared), "correction": self.id, "dim": self.search.dim}
 
     @property
     def has_flow(self) -> bool:
@@ -48,7 +66,7 @@ class Correction:
 
     def apply(self, x: np.ndarray, *, normalize: bool = True) -> np.ndarray:
         x = np.asarray(x, dtype=np.float32) if self._flow is None else self._flow.forward(x)
-        y = (x - self._mu) @ self._W
+        y = x if self._identity else (x - self._mu) @ self._W
         return l2_normalize(y) if normalize else y
 
 

@@ -84,7 +84,7 @@ def _cosines_at(products: np.ndarray, sq_left: np.ndarray, sq_right: np.ndarray,
     return (products @ mask) / np.maximum(norms, 1e-12)
 
 
-def _family(alpha: float, eps: float, drop: int, full: int) -> list[tuple[str, dict, int]]:
+def family(alpha: float, eps: float, drop: int, full: int) -> list[tuple[str, dict, int]]:
     """The (method, params, dims) members that share one projection: every prefix of its columns."""
     if alpha == 0.0:  # a rotation: at full dims it is centring (drop 0) or ABTT (drop > 0)
         if eps > 0.0:
@@ -114,7 +114,7 @@ def score_candidates(spectrum: Spectrum, left: np.ndarray, right: np.ndarray, go
         kept = slice(drop, spectrum.dim)
         for alpha in ALPHAS:
             for eps in EPSILONS:
-                members = _family(alpha, eps, drop, spectrum.dim - drop)
+                members = family(alpha, eps, drop, spectrum.dim - drop)
                 if not members:
                     continue
                 scale = whitening_scale(spectrum, alpha=alpha, eps=eps)[kept]

@@ -38,6 +38,18 @@ class SearchSpace:
     def correction_id(self) -> str | None:
         return self.correction.id if self.correction else None
 
+    @property
+    def search_correction(self) -> Correction | None:
+        """The map documents and queries are searched in: the correction's own for search, when it has one."""
+        return self.correction.search if self.correction else None
+
+    def describe_search(self) -> dict:
+        """Which space search runs in, for /info, /search and the page."""
+        if self.correction is None:
+            return {"shared_with_similarity": True, "method": "none", "params": {}, "correction": None,
+                    "dim": self.index.dim}  # fmt: skip
+        return self.correction.describe_search()
+
     def remove(self, doc_ids: list[str]) -> int:
         """Take documents out of the index and the filters; returns how many the index held."""
         for doc_id in doc_ids:
@@ -70,8 +82,10 @@ class SpaceKeeper:
         return raw.reshape(len(docs), self.raw_dim)
 
     def vectors(self, docs: list[DocumentRecord], correction: Correction | None) -> np.ndarray:
-        """Documents in `correction`'s space: their stored raw vectors, or their texts pooled its way (SIF)."""
-        return corrected(self._encode_in_batches, correction, [d.text for d in docs], self.decode(docs))
+        """Documents in `correction`'s search space: their stored raw vectors mapped, or their texts pooled its
+        way (SIF)."""
+        mapped = correction.search if correction else None
+        return corrected(self._encode_in_batches, mapped, [d.text for d in docs], self.decode(docs))
 
     def _encode_in_batches(self, texts: list[str], weights: np.ndarray | None) -> np.ndarray:
         if self.encode is None:
@@ -92,7 +106,7 @@ class SpaceKeeper:
                 for d in batch:
                     fields.upsert(d.id, json.loads(d.metadata_json))
                 bar.update(len(batch))
-        dim = correction.dim if correction else self.raw_dim
+        dim = correction.search.dim if correction else self.raw_dim
         vectors = np.concatenate(chunks) if chunks else np.empty((0, dim), dtype=np.float32)
         if len(set(ids)) != len(ids):  # SSCAN may return an id twice while Redis rehashes the set
             first: dict[str, int] = {}
@@ -112,7 +126,7 @@ class SpaceKeeper:
         return space
 
     def empty(self, correction: Correction | None) -> SearchSpace:
-        dim = correction.dim if correction else self.raw_dim
+        dim = correction.search.dim if correction else self.raw_dim
         return SearchSpace(
             correction,
             VectorIndex(dim, self.factory, correction_id=correction.id if correction else None),

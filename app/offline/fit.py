@@ -28,6 +28,7 @@ from app.correction.sif import DEFAULT_A, remove_first_component, sif_weights, t
 from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
 from app.offline.datasets import Pairs, corpus_sha256
 from app.offline.evaluation import spearman_x100
+from app.offline.search_tuning import JudgedSet, choose_search
 
 CHUNK = 512
 ISOTROPY_SAMPLE = 20_000  # rows of the fitting corpus the isotropy figures are computed on
@@ -107,18 +108,20 @@ def fit_from_vectors(
     source: str = "",
     *,
     tuning: TuningPairs | None = None,
+    judged: list[JudgedSet] | None = None,
     progress: bool = True,
 ) -> CorrectionArtifact:
-    """Fit `method` on vectors already encoded by `backbone` from `sentences`; `auto` scores on `tuning`."""
+    """Fit `method` on vectors already encoded by `backbone` from `sentences`; `auto` scores on `tuning`, the
+    search space on `judged` collections (or by the documented default without them)."""
     if method == Method.FLOW:
-        return fit_flow(backbone, sentences, vectors, params, source, progress)
+        return fit_flow(backbone, sentences, vectors, params, source, progress, judged)
     if method == Method.SIF:
-        return fit_sif(backbone, sentences, vectors, params, source, progress)
+        return fit_sif(backbone, sentences, vectors, params, source, progress, judged)
     if method == Method.AUTO and params.get("also"):
-        return fit_auto_also(backbone, sentences, vectors, params["also"], source, tuning, progress)
+        return fit_auto_also(backbone, sentences, vectors, params["also"], source, tuning, progress, judged)
     stats = CovarianceStats(backbone.dim).update(vectors)
     return fit_from_stats(backbone, sentences, stats, sample_rows(vectors, ISOTROPY_SAMPLE), method, params, source,
-                          tuning=tuning)  # fmt: skip
+                          tuning=tuning, judged=judged)  # fmt: skip
 
 
 def fit_from_stats(
@@ -131,6 +134,7 @@ def fit_from_stats(
     source: str = "",
     *,
     tuning: TuningPairs | None = None,
+    judged: list[JudgedSet] | None = None,
 ) -> CorrectionArtifact:
     """Fit from statistics gathered anywhere (one process, or reduced from many); `sample` gives the isotropy."""
     extra: dict = {}
@@ -143,14 +147,22 @@ def fit_from_stats(
             method, params = selection.chosen.method, selection.chosen.params
             extra["selection"] = selection.record()
     mu, W = fit_correction(stats, method, **params)
-    artifact = new_artifact(backbone, sentences, source, method, params, mu, W)
-    corrected = Correction(artifact).apply(sample)
-    extra["isotropy"] = {"raw": isotropy_report(sample), "corrected": isotropy_report(corrected)}
+    raw = isotropy_report(sample)
+    search = choose_search(method, params, stats, raw["mean_random_cosine"], judged)
+    artifact = new_artifact(backbone, sentences, source, method, params, mu, W, search.arrays)
+    extra["isotropy"] = {"raw": raw, "corrected": isotropy_report(Correction(artifact).apply(sample))}
+    extra["search"] = search.describe()
     return replace(artifact, extra=extra)  # the id hashes the arrays and parameters, not this provenance
 
 
 def fit_flow(
-    backbone: Backbone, sentences: Sequence[str], vectors: np.ndarray, params: dict, source: str = "", progress=True
+    backbone: Backbone,
+    sentences: Sequence[str],
+    vectors: np.ndarray,
+    params: dict,
+    source: str = "",
+    progress=True,
+    judged=None,
 ) -> CorrectionArtifact:
     """BERT-flow: a flow trained to map the vectors onto N(0, I), optionally followed by whitening of its output."""
     from app.correction.flow_training import FlowTraining, train_flow
@@ -164,8 +176,11 @@ def fit_flow(
     else:
         mu, W = np.zeros(backbone.dim), np.eye(backbone.dim)
     params = {**{k: getattr(config, k) for k in FLOW_PARAMS}, "whiten": alpha}
-    artifact = new_artifact(backbone, sentences, source, Method.FLOW, params, mu, W, flow.to_arrays())
+    search = search_of_vectors(Method.FLOW, params, vectors, judged)
+    arrays = {**flow.to_arrays(), **search.arrays}
+    artifact = new_artifact(backbone, sentences, source, Method.FLOW, params, mu, W, arrays)
     extra = {
+        "search": search.describe(),
         "flow": {
             "epochs": len(history) - 1,
             "heldout_log_likelihood": {"start": round(history[0], 4), "best": round(max(history), 4)},
@@ -176,7 +191,13 @@ def fit_flow(
 
 
 def fit_sif(
-    backbone: Backbone, sentences: Sequence[str], raw: np.ndarray, params: dict, source: str = "", progress=True
+    backbone: Backbone,
+    sentences: Sequence[str],
+    raw: np.ndarray,
+    params: dict,
+    source: str = "",
+    progress=True,
+    judged=None,
 ) -> CorrectionArtifact:
     """SIF: token weights from the corpus's own counts, the corpus pooled with them, its first component removed."""
     if not Pooling(backbone.pooling).averages_tokens:
@@ -186,8 +207,17 @@ def fit_sif(
     weights = sif_weights(token_counts(backbone.token_ids(sentences), backbone.vocab_size), a)
     vectors = encode_all(backbone, sentences, desc="fitting corpus (SIF)", progress=progress, token_weights=weights)
     mu, W = remove_first_component(vectors)
-    artifact = new_artifact(backbone, sentences, source, Method.SIF, {"a": a}, mu, W, {SIF_WEIGHTS: weights})
-    return replace(artifact, extra={"isotropy": isotropy_pair(artifact, raw, vectors)})
+    search = search_of_vectors(Method.SIF, {"a": a}, raw, judged)
+    arrays = {SIF_WEIGHTS: weights, **search.arrays}
+    artifact = new_artifact(backbone, sentences, source, Method.SIF, {"a": a}, mu, W, arrays)
+    return replace(artifact, extra={"isotropy": isotropy_pair(artifact, raw, vectors), "search": search.describe()})
+
+
+def search_of_vectors(method: str, params: dict, raw: np.ndarray, judged: list[JudgedSet] | None):
+    """`choose_search` for the corrections fitted on the vectors themselves (flow, SIF)."""
+    sample = sample_rows(raw, ISOTROPY_SAMPLE)
+    cosine = isotropy_report(sample)["mean_random_cosine"]
+    return choose_search(method, params, CovarianceStats(raw.shape[1]).update(raw), cosine, judged)
 
 
 def fit_auto_also(
@@ -198,10 +228,12 @@ def fit_auto_also(
     source: str,
     tuning: TuningPairs | None,
     progress: bool = True,
+    judged: list[JudgedSet] | None = None,
 ) -> CorrectionArtifact:
     """`auto` with flow and/or SIF (`also`: method -> its params) competing: each is fitted, scored on the tuning
     pairs like the linear choice, and replaces it only if its gain's 95% bootstrap lower bound is worth MIN_GAIN."""
-    linear = fit_from_vectors(backbone, sentences, vectors, Method.AUTO, {}, source, tuning=tuning, progress=progress)
+    linear = fit_from_vectors(backbone, sentences, vectors, Method.AUTO, {}, source, tuning=tuning, judged=judged,
+                              progress=progress)  # fmt: skip
     others = [m for m in also if m in ALSO_METHODS and applies_to(m, backbone.pooling)]
     if tuning is None or tuning.texts is None or not others:
         return linear
@@ -215,7 +247,8 @@ def fit_auto_also(
         return Candidate(artifact.method, artifact.params, artifact.out_dim, score, 0.0, np.sum(left * right, axis=1))
 
     base = candidate(linear)
-    fitted = [fit_from_vectors(backbone, sentences, vectors, m, also[m], source, progress=progress) for m in others]
+    fitted = [fit_from_vectors(backbone, sentences, vectors, m, also[m], source, judged=judged, progress=progress)
+              for m in others]  # fmt: skip
     scored = [(candidate(a), a) for a in fitted]
     best, best_artifact = max(scored, key=lambda pair: pair[0].score)
     lower = gain_lower_bound(best, base, tuning.gold) if best.score > base.score else 0.0

@@ -6,8 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,8 @@ from app.index.faiss_index import VectorIndex
 
 METRICS = ("ndcg_at_10", "recall_at_100", "mrr_at_10")
 DEPTH = 100  # ranks retrieved per query: the deepest metric's cut
+DISCOUNT = 1.0 / np.log2(np.arange(2, 12))  # NDCG@10's discount of ranks 1..10
+QUERY_CHUNK = 256  # queries scored against every document at once
 
 
 @dataclass(frozen=True)
@@ -63,31 +64,53 @@ def read_collection(folder: Path) -> Collection:
     )
 
 
-def ndcg_at(ranked: Sequence[str], judged: dict[str, int], k: int = 10) -> float:
-    """Graded NDCG with linear gains and a log2(rank + 1) discount, as BEIR (pytrec_eval) computes it."""
-    dcg = sum(judged.get(doc, 0) / math.log2(rank + 2) for rank, doc in enumerate(ranked[:k]))
-    ideal = sum(g / math.log2(rank + 2) for rank, g in enumerate(sorted(judged.values(), reverse=True)[:k]))
-    return dcg / ideal if ideal else 0.0
+@dataclass(frozen=True)
+class Judgments:
+    """A collection's judgments as sorted (query, document) keys, so every metric of every query is one numpy
+    step; each query's ideal DCG@10 and relevant count come from its qrels, documents missing from the corpus
+    included (as pytrec_eval counts them)."""
 
+    keys: np.ndarray  # query row * (n_docs + 1) + document column, sorted, then a sentinel no rank reaches
+    grades: np.ndarray  # the grade of each key (0 for the sentinel)
+    width: int  # n_docs + 1: column -1 (an empty rank) lands on a column no judgment has
+    ideal_dcg: np.ndarray
+    n_relevant: np.ndarray
 
-def recall_at(ranked: Sequence[str], judged: dict[str, int], k: int = 100) -> float:
-    """Share of the relevant documents found in the first k."""
-    return len(set(ranked[:k]) & judged.keys()) / len(judged) if judged else 0.0
+    @classmethod
+    def of(cls, collection: Collection) -> Judgments:
+        column = {doc: i for i, doc in enumerate(collection.doc_ids)}
+        width = len(column) + 1
+        pairs = {
+            row * width + column[doc]: grade
+            for row, query in enumerate(collection.query_ids)
+            for doc, grade in collection.qrels[query].items()
+            if doc in column
+        }
+        keys = np.array([*sorted(pairs), np.iinfo(np.int64).max], dtype=np.int64)
+        judged = [sorted(collection.qrels[q].values(), reverse=True) for q in collection.query_ids]
+        return cls(
+            keys=keys,
+            grades=np.array([*(pairs[k] for k in keys[:-1]), 0], dtype=np.float64),
+            width=width,
+            ideal_dcg=np.array([sum(g * d for g, d in zip(grades, DISCOUNT, strict=False)) for grades in judged]),
+            n_relevant=np.array([len(grades) for grades in judged], dtype=np.float64),
+        )
 
+    def gains(self, top: np.ndarray) -> np.ndarray:
+        """The grade of each ranked document column in `top` (queries x ranks; -1: nothing ranked there)."""
+        wanted = np.arange(len(top))[:, None] * self.width + top
+        at = np.searchsorted(self.keys, wanted)  # never past the sentinel
+        return np.where(self.keys[at] == wanted, self.grades[at], 0.0)
 
-def mrr_at(ranked: Sequence[str], judged: dict[str, int], k: int = 10) -> float:
-    """1 / rank of the first relevant document within the first k, else 0."""
-    return next((1.0 / (rank + 1) for rank, doc in enumerate(ranked[:k]) if doc in judged), 0.0)
-
-
-def per_query(rankings: Sequence[Sequence[str]], collection: Collection) -> dict[str, np.ndarray]:
-    """Each metric for each query, in the collection's query order."""
-    judged = [collection.qrels[q] for q in collection.query_ids]
-    return {
-        "ndcg_at_10": np.array([ndcg_at(r, j) for r, j in zip(rankings, judged, strict=True)]),
-        "recall_at_100": np.array([recall_at(r, j) for r, j in zip(rankings, judged, strict=True)]),
-        "mrr_at_10": np.array([mrr_at(r, j) for r, j in zip(rankings, judged, strict=True)]),
-    }
+    def per_query(self, top: np.ndarray) -> dict[str, np.ndarray]:
+        """NDCG@10 (linear gains, log2 discount, as BEIR computes it), Recall@100 and MRR@10 of each query."""
+        gains = self.gains(np.asarray(top))
+        first10 = gains[:, :10] > 0
+        return {
+            "ndcg_at_10": (gains[:, :10] * DISCOUNT[: gains[:, :10].shape[1]]).sum(axis=1) / self.ideal_dcg,
+            "recall_at_100": (gains[:, :DEPTH] > 0).sum(axis=1) / self.n_relevant,
+            "mrr_at_10": np.where(first10.any(axis=1), 1.0 / (first10.argmax(axis=1) + 1), 0.0),
+        }
 
 
 def paired_interval(before: np.ndarray, after: np.ndarray, *, rounds: int = 2000, seed: int = 0) -> tuple[float, float]:
@@ -98,19 +121,28 @@ def paired_interval(before: np.ndarray, after: np.ndarray, *, rounds: int = 2000
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 
-def exact_rankings(queries: np.ndarray, docs: np.ndarray, doc_ids: Sequence[str], depth: int = DEPTH):
-    """Document ids by cosine, best first, for each query (exact search)."""
-    scores = l2_normalize(queries) @ l2_normalize(docs).T
-    depth = min(depth, scores.shape[1])
-    top = np.argpartition(-scores, depth - 1, axis=1)[:, :depth]
-    order = np.take_along_axis(top, np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1), axis=1)
-    return [[doc_ids[i] for i in row] for row in order]
+def exact_top(queries: np.ndarray, docs: np.ndarray, depth: int = DEPTH) -> np.ndarray:
+    """The document columns by cosine, best first, for each query (exact search): (n_queries, depth)."""
+    docs = l2_normalize(docs)
+    depth = min(depth, len(docs))
+    out = np.empty((len(queries), depth), dtype=np.int64)
+    for start in range(0, len(queries), QUERY_CHUNK):
+        scores = l2_normalize(queries[start : start + QUERY_CHUNK]) @ docs.T
+        top = np.argpartition(-scores, depth - 1, axis=1)[:, :depth]
+        order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
+        out[start : start + len(scores)] = np.take_along_axis(top, order, axis=1)
+    return out
 
 
-def index_rankings(queries: np.ndarray, docs: np.ndarray, doc_ids: Sequence[str], factory: str, recall: float):
-    """Document ids as the served index kind finds them (an approximate index may miss some)."""
-    index = VectorIndex.build(docs.shape[1], list(doc_ids), l2_normalize(docs), factory=factory, recall=recall)
-    return [[doc for doc, _ in hits] for hits in index.search(l2_normalize(queries), min(DEPTH, len(doc_ids)))]
+def index_top(queries: np.ndarray, docs: np.ndarray, *, factory: str, recall: float) -> np.ndarray:
+    """The document columns as the served index kind finds them (-1 where an approximate index found fewer)."""
+    ids = [str(i) for i in range(len(docs))]
+    index = VectorIndex.build(docs.shape[1], ids, l2_normalize(docs), factory=factory, recall=recall)
+    found = index.search(l2_normalize(queries), min(DEPTH, len(docs)))
+    out = np.full((len(queries), min(DEPTH, len(docs))), -1, dtype=np.int64)
+    for row, hits in enumerate(found):
+        out[row, : len(hits)] = [int(doc) for doc, _ in hits]
+    return out
 
 
 def cached_encoding(encode: Callable[[list[str]], np.ndarray], texts: list[str], key: str, folder: Path):
@@ -129,14 +161,14 @@ def cached_encoding(encode: Callable[[list[str]], np.ndarray], texts: list[str],
     return vectors
 
 
-def compare(collection: Collection, raw: tuple, corrected: tuple, *, factory: str, recall: float) -> dict:
+def compare(judgments: Judgments, raw: tuple, corrected: tuple, *, factory: str, recall: float) -> dict:
     """Raw vs corrected (each a (documents, queries) pair of vectors) on exact search and on the served index
     kind: each metric x100, and the corrected one's change as a paired-bootstrap 95% interval."""
-    figures: dict = {"n_queries": len(collection.query_ids), "n_docs": len(collection.doc_ids)}
-    served_index = functools.partial(index_rankings, factory=factory, recall=recall)
-    for prefix, rank in (("", exact_rankings), ("index_", served_index)):
+    figures: dict = {"n_queries": len(judgments.ideal_dcg), "n_docs": judgments.width - 1}
+    served_index = functools.partial(index_top, factory=factory, recall=recall)
+    for prefix, rank in (("", exact_top), ("index_", served_index)):
         found = {
-            space: per_query(rank(queries, docs, collection.doc_ids), collection)
+            space: judgments.per_query(rank(queries, docs))
             for space, (docs, queries) in {"raw": raw, "corrected": corrected}.items()
         }
         for metric in METRICS:

@@ -149,6 +149,7 @@ class Services:
             },
             "correction": space.correction.artifact.metadata() if space.correction else None,
             "dim": self.dim,
+            "search_space": space.describe_search(),
             "engine": self.engine.stats(),
             "index": self.served.status(),
             "limits": {

@@ -41,15 +41,16 @@ class SearchService:
 
     def search(
         self, query: str, k: int = 10, *, where: dict | None = None, score_threshold: float | None = None
-    ) -> tuple[list[SearchHit], str | None]:
-        """Top-k documents by corrected cosine, optionally only those whose metadata matches `where`."""
+    ) -> tuple[list[SearchHit], dict]:
+        """Top-k documents by corrected cosine, optionally only those whose metadata matches `where`; with the
+        description of the space they were found in."""
         self._check(query, k, score_threshold)
         space = self._served.space  # one space for the whole query: its correction and its index agree
         try:
             allowed = space.fields.matching(where) if where is not None else None
         except FilterError as exc:
             raise InvalidInput(str(exc)) from None
-        vector = corrected(self._embedding.encode_raw, space.correction, [query])
+        vector = corrected(self._embedding.encode_raw, space.search_correction, [query])
         (hits,) = space.index.search(vector, k, allowed=allowed)
         if score_threshold is not None:
             hits = [(doc_id, score) for doc_id, score in hits if score >= score_threshold]
@@ -59,4 +60,4 @@ class SearchService:
             for (_, score), doc in zip(hits, docs, strict=True)
             if doc is not None
         ]
-        return results, space.correction_id
+        return results, space.describe_search()

@@ -6,16 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from app.offline.retrieval import (
-    cached_encoding,
-    exact_rankings,
-    mrr_at,
-    ndcg_at,
-    paired_interval,
-    per_query,
-    read_collection,
-    recall_at,
-)
+from app.offline.retrieval import Collection, Judgments, cached_encoding, exact_top, paired_interval, read_collection
 
 
 def write_collection(folder, docs, queries, qrels):
@@ -29,15 +20,23 @@ def write_collection(folder, docs, queries, qrels):
 
 
 def test_metrics_match_a_hand_computation():
-    judged = {"d1": 2, "d3": 1}
-    ranked = ["d2", "d1", "d3"]
-    dcg = 2 / math.log2(3) + 1 / math.log2(4)  # d1 at rank 2, d3 at rank 3
+    # d0..d3 in the corpus; q1 judges d1 (2), d3 (1); q2 judges d0 (1) and a document the corpus lacks (1).
+    collection = Collection(["d0", "d1", "d2", "d3"], ["", "", "", ""], ["q1", "q2"], ["", ""],
+                            {"q1": {"d1": 2, "d3": 1}, "q2": {"d0": 1, "gone": 1}})  # fmt: skip
+    judgments = Judgments.of(collection)
+    got = judgments.per_query(np.array([[2, 1, 3], [1, 2, -1]]))  # -1: nothing ranked there
+    dcg = 2 / math.log2(3) + 1 / math.log2(4)  # q1: d1 at rank 2, d3 at rank 3
     ideal = 2 / math.log2(2) + 1 / math.log2(3)
-    assert ndcg_at(ranked, judged) == pytest.approx(dcg / ideal) == pytest.approx(0.66967, abs=1e-5)
-    assert ndcg_at(["d1", "d3"], judged) == pytest.approx(1.0)
-    assert ndcg_at(ranked, judged, k=1) == 0.0
-    assert recall_at(ranked, judged) == 1.0 and recall_at(ranked, judged, k=2) == 0.5
-    assert mrr_at(ranked, judged) == 0.5 and mrr_at(["x"] * 10 + ["d1"], judged) == 0.0
+    assert got["ndcg_at_10"][0] == pytest.approx(dcg / ideal) == pytest.approx(0.66967, abs=1e-5)
+    assert got["recall_at_100"].tolist() == [1.0, 0.0] and got["mrr_at_10"].tolist() == [0.5, 0.0]
+    assert got["ndcg_at_10"][1] == 0.0
+    best = judgments.per_query(np.array([[1, 3, 0], [0, 1, 2]]))
+    # q2's ideal counts the judged document the corpus lacks: its best NDCG is 1 / (1 + 1/log2(3)), recall 1/2
+    assert best["ndcg_at_10"][0] == pytest.approx(1.0)
+    assert best["ndcg_at_10"][1] == pytest.approx(1 / (1 + 1 / math.log2(3)))
+    assert best["recall_at_100"].tolist() == [1.0, 0.5] and best["mrr_at_10"].tolist() == [1.0, 1.0]
+    late = judgments.per_query(np.array([[0] * 10 + [1], [2] * 11]))  # d1 at rank 11: outside MRR@10 and NDCG@10
+    assert late["mrr_at_10"][0] == 0.0 and late["ndcg_at_10"][0] == 0.0 and late["recall_at_100"][0] == 0.5
 
 
 def test_the_reader_keeps_judged_queries_and_string_ids(tmp_path):
@@ -55,15 +54,15 @@ def test_the_reader_keeps_judged_queries_and_string_ids(tmp_path):
         read_collection(folder)
 
 
-def test_exact_rankings_order_by_cosine_and_metrics_come_per_query(tmp_path):
+def test_exact_top_orders_by_cosine_and_metrics_come_per_query(tmp_path):
     docs = np.array([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]])
     queries = np.array([[0.0, 2.0], [1.0, 0.1]])
-    rankings = exact_rankings(queries, docs, ["a", "b", "c"])
-    assert rankings == [["b", "c", "a"], ["a", "c", "b"]]
+    top = exact_top(queries, docs)
+    assert top.tolist() == [[1, 2, 0], [0, 2, 1]]
     folder = write_collection(tmp_path / "c", [{"_id": i, "text": i} for i in "abc"],
                               [{"_id": "q1", "text": "x"}, {"_id": "q2", "text": "y"}],
                               [("q1", "b", 1), ("q2", "c", 1)])  # fmt: skip
-    metrics = per_query(rankings, read_collection(folder))
+    metrics = Judgments.of(read_collection(folder)).per_query(top)
     np.testing.assert_allclose(metrics["mrr_at_10"], [1.0, 0.5])
     np.testing.assert_allclose(metrics["ndcg_at_10"], [1.0, 1 / math.log2(3)])
 

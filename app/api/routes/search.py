@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from app.api.deps import SearchDep
 from app.api.routing import BoundedBodyRoute
-from app.api.schemas import SearchHitOut, SearchRequest, SearchResponse
+from app.api.schemas import SearchHitOut, SearchRequest, SearchResponse, SearchSpaceOut
 from app.core.errors import InvalidInput
 from app.services.search import SearchService
 
@@ -18,10 +18,11 @@ router = APIRouter(route_class=BoundedBodyRoute)
 
 
 def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
-    hits, correction = service.search(body.q, body.k, where=body.filter, score_threshold=body.score_threshold)
+    hits, space = service.search(body.q, body.k, where=body.filter, score_threshold=body.score_threshold)
     return SearchResponse(
         query=body.q,
-        correction=correction,
+        correction=space["correction"],
+        search_space=SearchSpaceOut(**space),
         results=[SearchHitOut(id=h.id, text=h.text, score=h.score, metadata=h.metadata) for h in hits],
     )
 
