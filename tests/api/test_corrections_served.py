@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from app.backbones import build_backbone
-from app.correction import Correction
+from app.correction import Correction, CorrectionArtifact
 from app.correction.registry import write_artifact_file
+from app.correction.search_space import raw_space
 from app.main import create_app
 from app.offline.fit import corrected_vectors, fit_artifact
 from tests.api.conftest import CORPUS
@@ -81,3 +82,34 @@ def test_a_pinned_file_serves_this_process_and_moves_no_one_else(hashing_setting
     finally:
         for s in services:
             s.close()
+
+
+def test_search_runs_in_the_artifacts_own_search_space_and_says_so(make_settings):
+    settings = make_settings(backbone="hashing", max_texts=8, max_text_chars=200, max_k=20)
+    backbone = build_backbone(settings)
+    fitted = fit_artifact(backbone, CORPUS, "whitening", {"alpha": 0.5, "dim": 8}, progress=False)
+    search = raw_space(backbone.dim, {"rule": "test: the backbone's own vectors"})
+    artifact = CorrectionArtifact.create(method=fitted.method, params=fitted.params, backbone=fitted.backbone,
+                                         corpus=fitted.corpus, mu=fitted.mu, W=fitted.W, arrays=search.arrays,
+                                         extra={"search": search.describe()})  # fmt: skip
+    write_artifact_file(artifact, settings.models_dir / "hashing.npz")
+    raw = backbone.encode(DOCS)
+    raw = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+    similar = corrected_vectors(backbone, Correction(artifact), DOCS, progress=False)
+    with serve_app(create_app(settings)) as c:
+        info = c.get("/info").json()
+        assert info["dim"] == 8 and info["correction"]["id"] == artifact.id
+        space = {"shared_with_similarity": False, "method": "none", "dim": backbone.dim}
+        assert space.items() <= info["search_space"].items() and info["search_space"]["correction"] == artifact.id
+        assert info["index"]["dim"] == backbone.dim
+        assert c.post("/embed", json={"texts": DOCS[:1]}).json()["embeddings"][0] == pytest.approx(similar[0], abs=1e-5)
+        c.post("/documents", json={"documents": [{"id": f"d{i}", "text": t} for i, t in enumerate(DOCS)]})
+        found = c.post("/search", json={"q": DOCS[2], "k": 3}).json()
+        assert space.items() <= found["search_space"].items() and found["correction"] == artifact.id
+        assert found["search_space"]["rule"] == "test: the backbone's own vectors"
+        assert [h["score"] for h in found["results"]] == pytest.approx(sorted(raw @ raw[2], reverse=True), abs=1e-5)
+        sim = c.post("/similarity", json={"pairs": [[DOCS[2], DOCS[0]]], "compare_raw": True}).json()
+        d0 = next(h["score"] for h in found["results"] if h["id"] == "d0")
+        assert sim["raw_scores"][0] == pytest.approx(d0, abs=1e-5)  # search scores are raw cosines here
+        assert sim["scores"][0] == pytest.approx(float(similar[2] @ similar[0]), abs=1e-5)
+        assert abs(sim["scores"][0] - d0) > 0.05  # while /similarity serves the corrected space

@@ -46,7 +46,7 @@ def test_search_shows_corrected_and_raw_scores_and_the_correction(client, browse
     page = browser.new_page()
     page.goto(str(client.base_url))
     expect(page.locator("#model")).to_contain_text(f"correction whitening {info['correction']['id']}")
-    expect(page.locator("#model")).to_contain_text("3 documents in Flat")
+    expect(page.locator("#model")).to_contain_text("3 documents in Flat · search in the same space")
     expect(page.locator("#isotropy")).to_contain_text("IsoScore")
     page.fill("#query", "a cat sleeping in a park")
     page.click("#search-button")
@@ -61,7 +61,9 @@ def test_search_shows_corrected_and_raw_scores_and_the_correction(client, browse
     assert corrected == pytest.approx(api["scores"][0], abs=1e-3) and raw == pytest.approx(
         api["raw_scores"][0], abs=1e-3
     )
-    expect(page.locator("#status")).to_contain_text("3 results")
+    expect(page.locator("#status")).to_contain_text(
+        f"3 results · correction {info['correction']['id']}, searched in the same space"
+    )
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "page.png"), full_page=True)
     assert (ARTIFACTS / "page.png").stat().st_size > 10_000

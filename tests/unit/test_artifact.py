@@ -7,6 +7,7 @@ from app.backbones.hashing import HashingBackbone
 from app.core.errors import ArtifactError
 from app.correction.artifact import ArtifactFormatError, BackboneRef, CorpusRef, CorrectionArtifact
 from app.correction.registry import check_compatible, find_bundled, read_artifact_file, write_artifact_file
+from app.correction.search_space import SEARCH_MU, SEARCH_W
 from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
 
 
@@ -88,6 +89,8 @@ def _resealed(art: CorrectionArtifact, **changes) -> bytes:
         (lambda a: {"W": a.W[:, :0]}, "shape"),
         (lambda a: {"id": "whitening-000000000000"}, "content"),
         (lambda a: {"params": {"alpha": 0.99}}, "content"),
+        (lambda a: {"arrays": {SEARCH_W: np.eye(8, dtype=np.float32)}}, "go together"),
+        (lambda a: {"arrays": {SEARCH_MU: np.zeros(8, np.float32), SEARCH_W: np.eye(7, dtype=np.float32)}}, "shape"),
     ],
 )
 def test_a_resealed_artifact_with_a_bad_structure_is_refused(artifact_factory, vectors, change, message):
