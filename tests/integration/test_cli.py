@@ -420,6 +420,22 @@ def test_eval_search_scores_a_tiny_collection_and_reuses_its_cache(env, tmp_path
     assert result["raw_ndcg_at_10"] == result["ndcg_at_10"] == 100.0 and result["ndcg_at_10_change_95"] == [0, 0]
     assert result["raw_recall_at_100"] == result["index_recall_at_100"] == 100.0
     assert json.loads(runs[1].stdout.strip().splitlines()[-1]) == result
-    assert len(list((tmp_path / "data" / "cache" / "retrieval").glob("*.npy"))) == 1  # documents encoded once
+    assert len(list((tmp_path / "data" / "cache" / "retrieval").glob("*.npy"))) == 2  # documents, queries: once
     r = run_cli("eval-search", "--data", str(tmp_path), env=env)
     assert r.returncode == 2 and "corpus.jsonl" in r.stderr
+    # Fitted now, its search space chosen on the same judgments: raw already ranks perfectly, so the rule keeps raw.
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(f"the {a} {b} at {c}" for a in "abcdefgh" for b in "ijklmnop" for c in "qrstu"))
+    r = run_cli("eval-search", "--data", str(folder), "--correction", "fit", "--method", "whitening", "--alpha", "0.5",
+                "--fit-corpus", str(corpus), "--tune-qrels", str(folder), "--json", env=env)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    fitted = json.loads(r.stdout.strip().splitlines()[-1])
+    assert fitted["correction"].startswith("whitening-") and fitted["space"] == "search"
+    space = fitted["search_space"]
+    assert (space["method"], space["shared_with_similarity"], space["tuned_on"]) == ("none", False, "tiny")
+    assert space["raw"]["ndcg_at_10"] == [100.0] and fitted["ndcg_at_10"] == fitted["raw_ndcg_at_10"] == 100.0
+    out = tmp_path / "tuned.npz"
+    r = run_cli("fit", "--corpus", str(corpus), "--method", "whitening", "--alpha", "0.5", "--tune-qrels", str(folder),
+                "--out", str(out), env=env)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert read_artifact_file(out).extra["search"] == {k: v for k, v in space.items() if k != "correction"}
