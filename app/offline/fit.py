@@ -113,10 +113,9 @@ def fit_from_vectors(
 ) -> CorrectionArtifact:
     """Fit `method` on vectors already encoded by `backbone` from `sentences`; `auto` scores on `tuning`, the
     search space on `judged` collections (or by the documented default without them)."""
-    if method == Method.FLOW:
-        return fit_flow(backbone, sentences, vectors, params, source, progress, judged)
-    if method == Method.SIF:
-        return fit_sif(backbone, sentences, vectors, params, source, progress, judged)
+    if method in (Method.FLOW, Method.SIF):
+        fit = fit_flow if method == Method.FLOW else fit_sif
+        return with_search_space(fit(backbone, sentences, vectors, params, source, progress), vectors, judged)
     if method == Method.AUTO and params.get("also"):
         return fit_auto_also(backbone, sentences, vectors, params["also"], source, tuning, progress, judged)
     stats = CovarianceStats(backbone.dim).update(vectors)
@@ -124,18 +123,9 @@ def fit_from_vectors(
                           tuning=tuning, judged=judged)  # fmt: skip
 
 
-def fit_from_stats(
-    backbone: Backbone,
-    sentences: Sequence[str],
-    stats: CovarianceStats,
-    sample: np.ndarray,
-    method: str,
-    params: dict,
-    source: str = "",
-    *,
-    tuning: TuningPairs | None = None,
-    judged: list[JudgedSet] | None = None,
-) -> CorrectionArtifact:
+def fit_from_stats(backbone: Backbone, sentences: Sequence[str], stats: CovarianceStats, sample: np.ndarray,
+                   method: str, params: dict, source: str = "", *, tuning: TuningPairs | None = None,
+                   judged: list[JudgedSet] | None = None) -> CorrectionArtifact:  # fmt: skip
     """Fit from statistics gathered anywhere (one process, or reduced from many); `sample` gives the isotropy."""
     extra: dict = {}
     if method == Method.AUTO:
@@ -156,13 +146,7 @@ def fit_from_stats(
 
 
 def fit_flow(
-    backbone: Backbone,
-    sentences: Sequence[str],
-    vectors: np.ndarray,
-    params: dict,
-    source: str = "",
-    progress=True,
-    judged=None,
+    backbone: Backbone, sentences: Sequence[str], vectors: np.ndarray, params: dict, source: str = "", progress=True
 ) -> CorrectionArtifact:
     """BERT-flow: a flow trained to map the vectors onto N(0, I), optionally followed by whitening of its output."""
     from app.correction.flow_training import FlowTraining, train_flow
@@ -176,11 +160,8 @@ def fit_flow(
     else:
         mu, W = np.zeros(backbone.dim), np.eye(backbone.dim)
     params = {**{k: getattr(config, k) for k in FLOW_PARAMS}, "whiten": alpha}
-    search = search_of_vectors(Method.FLOW, params, vectors, judged)
-    arrays = {**flow.to_arrays(), **search.arrays}
-    artifact = new_artifact(backbone, sentences, source, Method.FLOW, params, mu, W, arrays)
+    artifact = new_artifact(backbone, sentences, source, Method.FLOW, params, mu, W, flow.to_arrays())
     extra = {
-        "search": search.describe(),
         "flow": {
             "epochs": len(history) - 1,
             "heldout_log_likelihood": {"start": round(history[0], 4), "best": round(max(history), 4)},
@@ -191,13 +172,7 @@ def fit_flow(
 
 
 def fit_sif(
-    backbone: Backbone,
-    sentences: Sequence[str],
-    raw: np.ndarray,
-    params: dict,
-    source: str = "",
-    progress=True,
-    judged=None,
+    backbone: Backbone, sentences: Sequence[str], raw: np.ndarray, params: dict, source: str = "", progress=True
 ) -> CorrectionArtifact:
     """SIF: token weights from the corpus's own counts, the corpus pooled with them, its first component removed."""
     if not Pooling(backbone.pooling).averages_tokens:
@@ -207,17 +182,18 @@ def fit_sif(
     weights = sif_weights(token_counts(backbone.token_ids(sentences), backbone.vocab_size), a)
     vectors = encode_all(backbone, sentences, desc="fitting corpus (SIF)", progress=progress, token_weights=weights)
     mu, W = remove_first_component(vectors)
-    search = search_of_vectors(Method.SIF, {"a": a}, raw, judged)
-    arrays = {SIF_WEIGHTS: weights, **search.arrays}
-    artifact = new_artifact(backbone, sentences, source, Method.SIF, {"a": a}, mu, W, arrays)
-    return replace(artifact, extra={"isotropy": isotropy_pair(artifact, raw, vectors), "search": search.describe()})
+    artifact = new_artifact(backbone, sentences, source, Method.SIF, {"a": a}, mu, W, {SIF_WEIGHTS: weights})
+    return replace(artifact, extra={"isotropy": isotropy_pair(artifact, raw, vectors)})
 
 
-def search_of_vectors(method: str, params: dict, raw: np.ndarray, judged: list[JudgedSet] | None):
-    """`choose_search` for the corrections fitted on the vectors themselves (flow, SIF)."""
-    sample = sample_rows(raw, ISOTROPY_SAMPLE)
-    cosine = isotropy_report(sample)["mean_random_cosine"]
-    return choose_search(method, params, CovarianceStats(raw.shape[1]).update(raw), cosine, judged)
+def with_search_space(artifact: CorrectionArtifact, raw: np.ndarray, judged: list[JudgedSet] | None):
+    """A correction fitted on the vectors themselves (flow, SIF) with its search space added (a new id)."""
+    cosine = isotropy_report(sample_rows(raw, ISOTROPY_SAMPLE))["mean_random_cosine"]
+    search = choose_search(artifact.method, artifact.params, CovarianceStats(raw.shape[1]).update(raw), cosine, judged)
+    a = artifact
+    return CorrectionArtifact.create(method=a.method, params=a.params, backbone=a.backbone, corpus=a.corpus, mu=a.mu,
+                                     W=a.W, arrays={**a.arrays, **search.arrays},
+                                     extra={**a.extra, "search": search.describe()})  # fmt: skip
 
 
 def fit_auto_also(
