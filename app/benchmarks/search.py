@@ -123,12 +123,15 @@ def cached_encode(backbone, sentences: list[str], cache_dir: Path) -> np.ndarray
 
 
 def corrected_at(backbone, sentences, raw: np.ndarray, artifact, dim: int | None) -> tuple[np.ndarray, str]:
-    """The served correction's vectors, refitted at `dim` output dims when asked (same method and parameters)."""
+    """The vectors the served index holds (the correction's search space); with `dim`, the similarity
+    correction refitted at `dim` output dims (same method and parameters)."""
     if artifact is None:
         if dim not in (None, backbone.dim):
             raise ValueError(f"no correction to reduce dims with: the backbone gives {backbone.dim}")
         return l2_normalize(raw), "none"
-    if dim is not None and dim != artifact.out_dim:
+    if dim is None:
+        return Correction(artifact).search.apply(raw), artifact.id
+    if dim != artifact.out_dim:
         if "dim" not in artifact.params:
             raise ValueError(f"{artifact.method} keeps the backbone's {backbone.dim} dims; --dim needs whitening")
         params = {**artifact.params, "dim": dim}
