@@ -106,6 +106,8 @@ def keeps_every_set(candidate: SearchCandidate, raw: SearchCandidate) -> bool:
 
 @dataclass(frozen=True)
 class SearchSelection:
+    """What the judgments chose, against raw, and by how much: the provenance kept in `extra.search`."""
+
     chosen: SearchCandidate
     raw: SearchCandidate
     lower_bound: float
