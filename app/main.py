@@ -7,14 +7,15 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
+from app.api.deps import collection_name
 from app.api.errors import install_error_handlers
 from app.api.metrics import Metrics
 from app.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, RequestContextMiddleware
-from app.api.routes import ROUTERS
+from app.api.routes import COLLECTION_ROUTERS, ROUTERS
 from app.core.config import Settings, get_settings
 from app.services.container import Services
 
@@ -60,6 +61,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    for router in COLLECTION_ROUTERS:
+        app.include_router(router, prefix="/collections/{name}", dependencies=[Depends(collection_name)])
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(ApiKeyMiddleware, keys=[k.get_secret_value() for k in settings.api_keys])
     app.add_middleware(RequestContextMiddleware, metrics=metrics)  # outermost: every answer is counted and tagged

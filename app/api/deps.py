@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
+from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import NotReady
 from app.services.container import Services
 from app.services.documents import DocumentService
 from app.services.embedding import EmbeddingService
 from app.services.search import SearchService
+from app.services.spaces import SpaceServices
 
 
 async def get_services(request: Request) -> Services:
@@ -21,16 +23,31 @@ async def get_services(request: Request) -> Services:
     return services
 
 
+async def get_space(request: Request) -> Services | SpaceServices:
+    """The default collection's services, or under /collections/{name}/ that collection's (404 if unknown)."""
+    services = await get_services(request)
+    name = request.path_params.get("name")
+    if name is None:
+        return services
+    collection = services.collections.opened(name) or await run_in_threadpool(services.collections.get, name)
+    return collection.services
+
+
+async def collection_name(name: Annotated[str, Path(description="The collection's name.")]) -> str:
+    """Declares {name} for the routes served again under /collections/{name}/ (and in their OpenAPI)."""
+    return name
+
+
 async def get_embedding(request: Request) -> EmbeddingService:
-    return (await get_services(request)).embedding
+    return (await get_space(request)).embedding
 
 
 async def get_documents(request: Request) -> DocumentService:
-    return (await get_services(request)).documents
+    return (await get_space(request)).documents
 
 
 async def get_search(request: Request) -> SearchService:
-    return (await get_services(request)).search
+    return (await get_space(request)).search
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]

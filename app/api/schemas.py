@@ -165,6 +165,36 @@ class SearchResponse(BaseModel):
     results: list[SearchHitOut]
 
 
+class CollectionIn(Strict):
+    name: StrictStr = Field(description="[a-z0-9][a-z0-9_-]{0,63}; unique.")
+    backbone: Literal["onnx", "huggingface", "hashing"] | None = Field(None, description="Default: CE_BACKBONE.")
+    pooling: Literal["mean", "cls", "first_last_avg", "embedding_avg"] | None = Field(
+        None, description="Default: CE_POOLING."
+    )
+    correction: StrictStr | None = Field(
+        None, description="auto (the backbone's current or bundled correction, the default), none, or an artifact id."
+    )
+    index_factory: StrictStr | None = Field(None, max_length=200, description="Default: CE_INDEX_FACTORY.")
+
+
+class CollectionOut(BaseModel):
+    name: str
+    backbone: str
+    pooling: str
+    correction: str | None
+    index_factory: str
+    created_at: str
+    fingerprint: str
+    dim: int
+    documents: int
+    search_space: dict[str, Any]
+    index: dict[str, Any]
+
+
+class CollectionList(BaseModel):
+    collections: list[CollectionOut]
+
+
 # OpenAI's embeddings API, as its official client sends and reads it.
 
 

@@ -66,6 +66,11 @@ class Settings(BaseSettings):
         description="Labelled pairs `fit/eval --method auto` scores candidates on (JSON list); STS-B train + dev.",
     )
 
+    collection_backbones: list[Literal["onnx", "huggingface", "hashing"]] = Field(
+        [],
+        description="Backbones a collection may use besides CE_BACKBONE (JSON list); each loads on first use.",
+    )
+
     # Search index
     index_factory: str = Field(
         "auto",

@@ -34,6 +34,10 @@ class NotFound(ServiceError):
     type, status = "not_found", 404
 
 
+class Conflict(ServiceError):  # the name is taken
+    type, status = "conflict", 409
+
+
 class NotReady(ServiceError):
     type, status = "not_ready", 503
 

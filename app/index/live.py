@@ -25,6 +25,7 @@ class ServedSpace(Protocol):
     """The space a process serves and writes through: a server's LiveIndex, or a writer's WriterSpace."""
 
     space: SearchSpace  # read once per request: its correction and its index agree
+    space_id: str  # where its documents live in the store
 
     def writing(self) -> AbstractContextManager[SearchSpace]: ...
 
@@ -61,6 +62,7 @@ class LiveIndex:
         replica_timeout: float = 30.0,
     ):
         self.keeper = keeper
+        self.space_id = keeper.space_id
         self.replica = uuid.uuid4().hex[:12]  # names the change-log position this process reports
         self._replica_timeout = replica_timeout
         self.snapshots = SnapshotFile(keeper.store, keeper.space_id, snapshot_dir)
@@ -224,6 +226,7 @@ class WriterSpace:
 
     def __init__(self, keeper: SpaceKeeper, correction: Correction | None):
         self.keeper = keeper
+        self.space_id = keeper.space_id
         self.space = keeper.empty(correction)
         self._lock = threading.Lock()
 

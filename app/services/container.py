@@ -6,18 +6,15 @@ import logging
 from concurrent.futures import Future
 
 from app.backbones.base import Backbone
-from app.backbones.registry import build_backbone
 from app.core.config import Settings
 from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.correction.registry import PublishedFollower, check_compatible, publish, resolve_correction
 from app.engine.encoder import BatchingEngine
+from app.engine.pool import EnginePool, engine_for
 from app.index.faiss_index import VectorIndex
-from app.index.live import LiveIndex, ServedSpace, WriterSpace
-from app.index.space import SpaceKeeper
-from app.services.documents import DocumentService
-from app.services.embedding import EmbeddingService
-from app.services.search import SearchService
+from app.services.collections import Collections
+from app.services.spaces import open_space
 from app.store.embedded import EmbeddedRedis
 from app.store.redis_store import RedisStore
 
@@ -53,33 +50,14 @@ class Services:
         self.backbone: Backbone = engine.backbone
         self.store = store
         self._embedded = embedded
-        self.served = self._served_space(artifact, search)
-        self.embedding = EmbeddingService(settings, engine, self.served)
-        self.documents = DocumentService(store, self.served, self.embedding)
-        self.search = SearchService(settings, store, self.served, self.embedding)
-
-    def _served_space(self, artifact: CorrectionArtifact | None, search: bool) -> ServedSpace:
-        """A server's LiveIndex; a writer only (`python -m app index`) needs no index: the servers follow it."""
-        keeper = SpaceKeeper(
-            self.store,
-            self.backbone.fingerprint,
-            self.backbone.dim,
-            factory=self.settings.index_factory,
-            recall=self.settings.index_recall,
-            encode=self.engine.encode,
-        )
+        published = PublishedFollower(settings.correction, store, self.backbone)
         correction = Correction(artifact) if artifact else None
-        if not search:
-            return WriterSpace(keeper, correction)
-        return LiveIndex(
-            keeper,
-            correction,
-            published=PublishedFollower(self.settings.correction, self.store, self.backbone),
-            snapshot_dir=self.settings.data_dir / "index",
-            follow_interval=self.settings.follow_interval,
-            snapshot_interval=self.settings.snapshot_interval,
-            replica_timeout=self.settings.replica_timeout,
-        )
+        # The default collection: its documents live under the backbone's fingerprint, as they always have.
+        default = open_space(settings, engine, store, correction, self.backbone.fingerprint, published, search=search)
+        self.served, self.embedding = default.served, default.embedding
+        self.documents, self.search = default.documents, default.search
+        self.engines = EnginePool(settings, engine)
+        self.collections = Collections(settings, store, self.engines, default)
 
     @classmethod
     def from_settings(cls, settings: Settings, backbone: Backbone | None = None, *, search: bool = True) -> Services:
@@ -87,12 +65,7 @@ class Services:
         store, embedded = connect_store(settings)
         engine = None
         try:
-            engine = BatchingEngine(
-                backbone or (lambda: build_backbone(settings)),
-                max_queue_texts=settings.max_queue_texts,
-                round_texts=settings.batch_size,
-                request_timeout=settings.request_timeout,
-            )
+            engine = engine_for(settings, backbone)
             artifact = resolve_correction(settings.correction, store, engine.backbone, settings.models_dir)
             services = cls(settings, engine, store, artifact, embedded=embedded, search=search)
             services.embedding.encode_raw([WARM_UP])
@@ -107,8 +80,9 @@ class Services:
 
     def close(self) -> None:
         """Finish the queued encoding work and any rebuild, snapshot the index, then let go of the store."""
+        self.collections.close()
         self.served.close()
-        self.engine.close()
+        self.engines.close()
         self.store.close()
         if self._embedded:
             self._embedded.stop()

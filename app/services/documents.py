@@ -67,7 +67,7 @@ class DocumentService:
         self.store = store
         self._served = served
         self._embedding = embedding
-        self.space_id = embedding.backbone.fingerprint  # raw vectors belong to one backbone: stored under it
+        self.space_id = served.space_id
 
     def add(self, docs: Sequence[DocumentInput], *, truncate: bool = True) -> list[str]:
         """Encode, write to Redis in one transaction, then index; a store failure leaves nothing behind."""

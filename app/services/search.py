@@ -28,7 +28,7 @@ class SearchService:
         self.store = store
         self._served = served
         self._embedding = embedding
-        self.space_id = embedding.backbone.fingerprint
+        self.space_id = served.space_id
 
     def _check(self, query: str, k: int, score_threshold: float | None) -> None:
         if not 1 <= k <= self.settings.max_k:

@@ -60,7 +60,7 @@ return 1
 """
 
 
-def _store_call(fn):
+def store_call(fn):
     """Turn any Redis failure into StoreUnavailable (a 503), raised where it happens."""
 
     @functools.wraps(fn)
@@ -92,7 +92,7 @@ class RedisStore:
     def close(self) -> None:
         self.client.close()
 
-    @_store_call
+    @store_call
     def store_id(self) -> str:
         """A random id created once per Redis dataset: a snapshot taken against another dataset is refused."""
         key = f"{self.prefix}:store-id"
@@ -110,7 +110,7 @@ class RedisStore:
     def _artifact_key(self, fingerprint: str, suffix: str) -> str:
         return f"{self.prefix}:artifact:{fingerprint}:{suffix}"
 
-    @_store_call
+    @store_call
     def put_artifact(self, fingerprint: str, artifact_id: str, data: bytes, *, make_current: bool) -> None:
         """Write the blob and its version entry, then (same transaction) move the `current` pointer."""
         pipe = self.client.pipeline(transaction=True)
@@ -120,16 +120,16 @@ class RedisStore:
             pipe.set(self._artifact_key(fingerprint, "current"), artifact_id)
         pipe.execute()
 
-    @_store_call
+    @store_call
     def get_artifact(self, fingerprint: str, artifact_id: str) -> bytes | None:
         return self.client.get(self._artifact_key(fingerprint, f"v:{artifact_id}"))
 
-    @_store_call
+    @store_call
     def current_artifact_id(self, fingerprint: str) -> str | None:
         value = self.client.get(self._artifact_key(fingerprint, "current"))
         return value.decode() if value is not None else None
 
-    @_store_call
+    @store_call
     def artifact_versions(self, fingerprint: str) -> list[str]:
         """Artifact ids for this backbone, oldest first."""
         return [v.decode() for v in self.client.zrange(self._artifact_key(fingerprint, "versions"), 0, -1)]
@@ -148,7 +148,7 @@ class RedisStore:
     def _log_change(self, pipe, space: str, op: str, doc_ids: Sequence[str]) -> None:
         pipe.xadd(self._changes_key(space), {"op": op, "ids": json.dumps(list(doc_ids))})
 
-    @_store_call
+    @store_call
     def put_documents(self, space: str, docs: Sequence[DocumentRecord]) -> str:
         """Write all documents and their change-log entry in one MULTI/EXEC; returns the entry's id."""
         pipe = self.client.pipeline(transaction=True)
@@ -160,7 +160,7 @@ class RedisStore:
         self._log_change(pipe, space, "upsert", [d.id for d in docs])
         return pipe.execute()[-1].decode()
 
-    @_store_call
+    @store_call
     def delete_documents(self, space: str, doc_ids: Sequence[str]) -> tuple[int, str]:
         """Remove documents and log it, in one transaction; returns how many existed and the entry's id."""
         pipe = self.client.pipeline(transaction=True)
@@ -173,13 +173,13 @@ class RedisStore:
 
     # --- change log --------------------------------------------------------------------------------
 
-    @_store_call
+    @store_call
     def last_change_id(self, space: str) -> str:
         """Id of the newest change-log entry, "0-0" when there is none."""
         newest = self.client.xrevrange(self._changes_key(space), count=1)
         return newest[0][0].decode() if newest else "0-0"
 
-    @_store_call
+    @store_call
     def changes_after(self, space: str, after: str, count: int = 1000) -> tuple[list[Change], str]:
         """Change-log entries newer than `after`, oldest first, and the trim marker read in the same
         transaction: if the marker is past `after`, entries this reader needed may be gone."""
@@ -196,12 +196,12 @@ class RedisStore:
     def _trimmed_key(self, space: str) -> str:
         return f"{self._changes_key(space)}:trimmed"
 
-    @_store_call
+    @store_call
     def trim_changes(self, space: str, upto: str) -> bool:
         """Drop entries older than `upto` and move the marker there, unless it is already at or past it."""
         return bool(self._trim_forward(keys=[self._changes_key(space), self._trimmed_key(space)], args=[upto]))
 
-    @_store_call
+    @store_call
     def changes_trimmed_through(self, space: str) -> str:
         value = self.client.get(self._trimmed_key(space))
         return value.decode() if value is not None else "0-0"
@@ -209,23 +209,36 @@ class RedisStore:
     def _position_key(self, space: str, replica: str) -> str:
         return f"{self._changes_key(space)}:at:{replica}"
 
-    @_store_call
+    @store_call
     def report_position(self, space: str, replica: str, applied: str, ttl: float) -> None:
         """A replica's applied change-log entry, kept `ttl` seconds: while it lives, no trim passes it."""
         self.client.set(self._position_key(space, replica), applied, px=max(1, int(ttl * 1000)))
 
-    @_store_call
+    def _position_keys(self, space: str) -> list[bytes]:
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._position_key(space, "")) + "*"
+        return list(self.client.scan_iter(match=pattern, count=100))
+
+    @store_call
     def live_positions(self, space: str) -> list[str]:
         """The positions replicas reported and that have not expired."""
-        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._position_key(space, "")) + "*"
-        keys = list(self.client.scan_iter(match=pattern, count=100))
+        keys = self._position_keys(space)
         return [v.decode() for v in self.client.mget(keys) if v is not None] if keys else []
 
-    @_store_call
+    @store_call
+    def drop_space(self, space: str, batch: int = 500) -> int:
+        """Delete a space's documents, raw vectors, id set, change log, trim marker and replica positions."""
+        dropped = 0
+        while ids := self.client.spop(self._ids_key(space), batch):
+            self.client.delete(*(self._doc_key(space, doc_id.decode()) for doc_id in ids))
+            dropped += len(ids)
+        self.client.delete(self._changes_key(space), self._trimmed_key(space), *self._position_keys(space))
+        return dropped
+
+    @store_call
     def forget_position(self, space: str, replica: str) -> None:
         self.client.delete(self._position_key(space, replica))
 
-    @_store_call
+    @store_call
     def get_documents(self, space: str, doc_ids: Sequence[str]) -> list[DocumentRecord | None]:
         """Documents in the order asked for; None where an id is unknown."""
         pipe = self.client.pipeline(transaction=False)
@@ -236,7 +249,7 @@ class RedisStore:
             out.append(None if text is None else DocumentRecord(doc_id, text.decode(), meta.decode(), vec))
         return out
 
-    @_store_call
+    @store_call
     def count_documents(self, space: str) -> int:
         return int(self.client.scard(self._ids_key(space)))
 
@@ -251,6 +264,6 @@ class RedisStore:
             if cursor == 0:
                 return
 
-    @_store_call
+    @store_call
     def _scan_ids(self, space: str, cursor: int, batch: int) -> tuple[int, list[bytes]]:
         return self.client.sscan(self._ids_key(space), cursor, count=batch)

@@ -1,5 +1,6 @@
 """One router per resource; `create_app` includes them all."""
 
-from app.api.routes import documents, embeddings, openai, ops, search
+from app.api.routes import collections, documents, embeddings, openai, ops, search
 
-ROUTERS = (embeddings.router, documents.router, search.router, ops.router, openai.router)
+ROUTERS = (embeddings.router, documents.router, search.router, ops.router, openai.router, collections.router)
+COLLECTION_ROUTERS = (embeddings.router, documents.router, search.router)  # also served under /collections/{name}

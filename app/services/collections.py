@@ -1,0 +1,187 @@
+"""Collections: named corpora in one process, each with its own backbone, correction and index.
+
+The default collection is what the unprefixed routes have always served; a named one keeps its documents
+under its own space in Redis, and shares an encoder with every collection on the same backbone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+
+from app.core.config import Settings
+from app.core.errors import ArtifactError, Conflict, InvalidInput, NotFound
+from app.core.names import Pooling
+from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
+from app.correction.pipeline import Correction
+from app.correction.registry import check_compatible, resolve_correction
+from app.engine.encoder import BatchingEngine
+from app.engine.pool import EnginePool
+from app.index.faiss_index import VectorIndex
+from app.index.snapshot import SnapshotFile
+from app.services.spaces import SpaceServices, open_space
+from app.store.collection_store import CollectionStore
+from app.store.redis_store import RedisStore
+
+log = logging.getLogger(__name__)
+NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+DEFAULT = "default"
+
+
+@dataclass(frozen=True)
+class CollectionSpec:
+    """What a collection is, as Redis keeps it: fixed when it is created."""
+
+    name: str
+    backbone: str
+    pooling: str
+    correction: str | None  # the artifact id its vectors are corrected by; None: raw vectors
+    index_factory: str
+    created_at: str = ""
+
+    @property
+    def space_id(self) -> str:
+        return f"collection:{self.name}"
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(asdict(self)).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> CollectionSpec:
+        return cls(**json.loads(data))
+
+
+@dataclass
+class Collection:
+    """An open collection: its settings, its encoder and the services on its space."""
+
+    spec: CollectionSpec
+    engine: BatchingEngine
+    services: SpaceServices
+
+    def describe(self) -> dict:
+        space = self.services.served.space
+        return {
+            **asdict(self.spec),
+            "fingerprint": self.engine.backbone.fingerprint,
+            "dim": space.correction.dim if space.correction else self.engine.backbone.dim,
+            "documents": self.services.documents.count(),
+            "search_space": space.describe_search(),
+            "index": self.services.served.status(),
+        }
+
+
+def check_name(name: str) -> None:
+    if not NAME.fullmatch(name):
+        raise InvalidInput(f"collection name {name!r} must match {NAME.pattern}")
+
+
+class Collections:
+    """The collections of one process: the default one, and named ones opened from Redis on first use."""
+
+    def __init__(self, settings: Settings, store: RedisStore, engines: EnginePool, default: SpaceServices):
+        self.settings = settings
+        self.store = store
+        self.specs = CollectionStore(store)
+        self.engines = engines
+        correction = default.served.space.correction
+        spec = CollectionSpec(DEFAULT, settings.backbone, settings.pooling, correction.id if correction else None,
+                              settings.index_factory)  # fmt: skip
+        self.default = Collection(spec, default.embedding.engine, default)
+        self._open: dict[str, Collection] = {}
+        self._lock = threading.Lock()
+
+    def create(self, name: str, *, backbone=None, pooling=None, correction=None, index_factory=None) -> Collection:
+        """A new collection (409 if the name is taken); omitted settings take the service's own."""
+        check_name(name)
+        backbone, pooling = backbone or self.settings.backbone, pooling or self.settings.pooling
+        allowed = [self.settings.backbone, *self.settings.collection_backbones]
+        if backbone not in allowed:
+            served = ", ".join(allowed)
+            raise InvalidInput(f"backbone {backbone!r} is not served here: {served} (CE_COLLECTION_BACKBONES)")
+        if pooling not in set(Pooling):
+            raise InvalidInput(f"pooling must be one of {', '.join(Pooling)}, got {pooling!r}")
+        factory = index_factory or self.settings.index_factory
+        if name == DEFAULT or self.specs.get(name) is not None:
+            raise Conflict(f"collection {name!r} exists")
+        engine = self.engines.get(backbone, pooling)
+        try:
+            VectorIndex(engine.backbone.dim, factory)
+        except Exception as exc:  # faiss says why in many ways; all mean "not a factory string it can build"
+            raise InvalidInput(f"index_factory {factory!r}: {exc}") from None
+        artifact = self._correction(engine, correction or "auto")
+        spec = CollectionSpec(name, backbone, pooling, artifact.id if artifact else None, factory,
+                              datetime.now(UTC).isoformat(timespec="seconds"))  # fmt: skip
+        if not self.specs.create(name, spec.to_bytes()):
+            raise Conflict(f"collection {name!r} exists")
+        log.info("collection %s created: %s/%s, correction %s", name, backbone, pooling, spec.correction)
+        return self.get(name)
+
+    def _correction(self, engine: BatchingEngine, choice: str) -> CorrectionArtifact | None:
+        """`auto`: the backbone's current (or bundled) correction; `none`; or an artifact id kept in Redis."""
+        backbone = engine.backbone
+        if choice in ("auto", "none"):
+            return resolve_correction(choice, self.store, backbone, self.settings.models_dir)
+        data = self.store.get_artifact(backbone.fingerprint, choice)
+        if data is None:
+            raise InvalidInput(f"no correction {choice!r} for backbone {backbone.name}/{backbone.pooling} in redis")
+        try:
+            artifact = CorrectionArtifact.from_bytes(data)
+            check_compatible(artifact, backbone)
+        except (ArtifactFormatError, ArtifactError) as exc:
+            raise InvalidInput(f"correction {choice!r} cannot serve this backbone: {exc}") from None
+        return artifact
+
+    def opened(self, name: str) -> Collection | None:
+        """The collection if it is open here already (no Redis call: the request path's fast lane)."""
+        return self.default if name == DEFAULT else self._open.get(name)
+
+    def get(self, name: str) -> Collection:
+        """The open collection; opened from Redis when another process created it (404 when none did)."""
+        if name == DEFAULT:
+            return self.default
+        with self._lock:
+            if name in self._open:
+                return self._open[name]
+            data = self.specs.get(name) if NAME.fullmatch(name) else None
+            if data is None:
+                raise NotFound(f"no collection named {name!r}")
+            spec = CollectionSpec.from_bytes(data)
+            engine = self.engines.get(spec.backbone, spec.pooling)
+            artifact = self._correction(engine, spec.correction) if spec.correction else None
+            settings = self.settings.model_copy(update={"index_factory": spec.index_factory})
+            services = open_space(settings, engine, self.store, Correction(artifact) if artifact else None,
+                                  spec.space_id, lambda serving: None)  # fmt: skip
+            self._open[name] = collection = Collection(spec, engine, services)
+            return collection
+
+    def describe_all(self) -> list[dict]:
+        names = sorted(self.specs.all())
+        return [self.default.describe(), *(self.get(name).describe() for name in names)]
+
+    def delete(self, name: str) -> None:
+        """Remove a collection's documents, vectors, change log and snapshot; nothing of any other one."""
+        if name == DEFAULT:
+            raise Conflict("the default collection cannot be deleted")
+        with self._lock:
+            collection = self._open.pop(name, None)
+            if not self.specs.remove(name):
+                raise NotFound(f"no collection named {name!r}")
+        space_id = CollectionSpec(name, "", "", None, "").space_id
+        if collection is not None:
+            collection.services.close()
+        self.store.drop_space(space_id)
+        path = SnapshotFile(self.store, space_id, self.settings.data_dir / "index").path
+        if path is not None:
+            path.unlink(missing_ok=True)
+        log.info("collection %s deleted", name)
+
+    def close(self) -> None:
+        with self._lock:
+            opened, self._open = list(self._open.values()), {}
+        for collection in opened:
+            collection.services.close()

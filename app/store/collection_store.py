@@ -1,0 +1,30 @@
+"""Collections in Redis: each one's settings, as bytes under its name."""
+
+from __future__ import annotations
+
+from app.store.redis_store import RedisStore, store_call
+
+
+class CollectionStore:
+    """Moves a collection's settings as bytes; knows nothing of what they mean."""
+
+    def __init__(self, store: RedisStore):
+        self.client = store.client
+        self._key = f"{store.prefix}:collections"
+
+    @store_call
+    def create(self, name: str, spec: bytes) -> bool:
+        """Store a new collection's settings; False when the name is taken (one of two racing creators wins)."""
+        return bool(self.client.hsetnx(self._key, name, spec))
+
+    @store_call
+    def get(self, name: str) -> bytes | None:
+        return self.client.hget(self._key, name)
+
+    @store_call
+    def all(self) -> dict[str, bytes]:
+        return {k.decode(): v for k, v in self.client.hgetall(self._key).items()}
+
+    @store_call
+    def remove(self, name: str) -> bool:
+        return bool(self.client.hdel(self._key, name))

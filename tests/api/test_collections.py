@@ -1,0 +1,83 @@
+"""Collections over real HTTP: created, listed, described and deleted; each searches only its own documents."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.main import create_app
+from tests.conftest import serve_app
+
+CATS = ["the cat sleeps in the park", "a cat chases a mouse"]
+PLANES = ["the plane flies over the city", "a jet lands at night"]
+
+
+def add(client, path: str, texts: list[str], prefix: str) -> None:
+    docs = [{"id": f"{prefix}{i}", "text": t} for i, t in enumerate(texts)]
+    assert client.post(f"{path}/documents", json={"documents": docs}).status_code == 201
+
+
+def ids(client, path: str, q: str) -> set[str]:
+    return {h["id"] for h in client.get(f"{path}/search", params={"q": q, "k": 10}).json()["results"]}
+
+
+def test_collections_are_created_listed_and_refused_clearly(client):
+    created = client.post("/collections", json={"name": "cats", "pooling": "cls"})
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert (body["name"], body["backbone"], body["pooling"], body["documents"]) == ("cats", "hashing", "cls", 0)
+    assert body["fingerprint"] != client.get("/info").json()["backbone"]["fingerprint"]  # another pooling
+    assert client.post("/collections", json={"name": "cats"}).status_code == 409
+    assert client.post("/collections", json={"name": "default"}).status_code == 409
+    for bad in ["Cats", "-x", "a" * 65, "a b", ""]:
+        r = client.post("/collections", json={"name": bad})
+        assert r.status_code == 422 and r.json()["error"]["type"] in ("invalid_input", "validation_error"), bad
+    assert client.post("/collections", json={"name": "x", "pooling": "max"}).status_code == 422
+    assert client.post("/collections", json={"name": "x", "correction": "whitening-000000000000"}).status_code == 422
+    assert client.post("/collections", json={"name": "x", "index_factory": "NotAFactory"}).status_code == 422
+    names = [c["name"] for c in client.get("/collections").json()["collections"]]
+    assert names == ["default", "cats"]
+    for path in ["/collections/nope", "/collections/nope/search?q=cat", "/collections/nope/documents/1"]:
+        r = client.get(path)
+        assert r.status_code == 404 and r.json()["error"]["type"] == "not_found", path
+    assert client.post("/collections/nope/embed", json={"texts": ["a"]}).status_code == 404
+    assert client.delete("/collections/default").status_code == 409
+
+
+def test_each_collection_searches_only_its_own_documents_and_deleting_one_leaves_the_others(client, store):
+    assert client.post("/collections", json={"name": "cats"}).status_code == 201
+    assert client.post("/collections", json={"name": "planes", "pooling": "cls"}).status_code == 201
+    add(client, "/collections/cats", CATS, "c")
+    add(client, "/collections/planes", PLANES, "p")
+    add(client, "", ["a river sings quietly"], "d")
+    assert ids(client, "/collections/cats", "cat") == {"c0", "c1"}
+    assert ids(client, "/collections/planes", "plane") == {"p0", "p1"}
+    assert ids(client, "", "cat") == {"d0"}
+    assert client.get("/collections/cats/documents/c0").json()["text"] == CATS[0]
+    assert client.get("/collections/planes/documents/c0").status_code == 404
+    # Same backbone, pooling and correction as the default collection: the same vectors.
+    default = client.post("/embed", json={"texts": CATS}).json()
+    cats = client.post("/collections/cats/embed", json={"texts": CATS}).json()
+    assert cats["correction"] == default["correction"]
+    np.testing.assert_allclose(cats["embeddings"], default["embeddings"], atol=1e-6)
+    sim = client.post("/collections/planes/similarity", json={"pairs": [[PLANES[0], PLANES[0]]]}).json()
+    assert sim["scores"] == [pytest.approx(1.0, abs=1e-5)]
+    described = client.get("/collections/cats").json()
+    assert described["documents"] == 2 and described["index"]["size"] == 2
+
+    assert client.delete("/collections/cats").status_code == 204
+    assert client.get("/collections/cats").status_code == 404
+    assert client.delete("/collections/cats").status_code == 404
+    assert not list(store.client.scan_iter(match=f"{store.prefix}:*collection:cats*"))  # nothing of it is left
+    assert ids(client, "/collections/planes", "plane") == {"p0", "p1"} and ids(client, "", "cat") == {"d0"}
+    assert client.post("/collections", json={"name": "cats"}).status_code == 201  # the name is free again
+    assert ids(client, "/collections/cats", "cat") == set()
+
+
+def test_a_collection_survives_a_restart_opened_from_redis(hashing_settings):
+    with serve_app(create_app(hashing_settings)) as c:
+        assert c.post("/collections", json={"name": "planes", "pooling": "cls"}).status_code == 201
+        add(c, "/collections/planes", PLANES, "p")
+    with serve_app(create_app(hashing_settings)) as c:  # a new process: the collection is read from Redis
+        assert ids(c, "/collections/planes", "jet") == {"p0", "p1"}
+        assert [x["name"] for x in c.get("/collections").json()["collections"]] == ["default", "planes"]
