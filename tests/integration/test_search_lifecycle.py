@@ -76,8 +76,9 @@ def test_queries_during_a_correction_swap_see_one_correction_at_a_time(settings,
         time.sleep(0.1)
         stop.set()
         reader.join()
-        assert {cid for _, cid in seen} == {old.id, new.id}
-        for hits, cid in seen:  # every score is the cosine in the space the response names, never a mixture
+        assert {space["correction"] for _, space in seen} == {old.id, new.id}
+        for hits, space in seen:  # every score is the cosine in the space the response names, never a mixture
+            cid = space["correction"]
             correction = corrections[cid]
             q = project(raw_query, correction)[0]
             rows = [int(h.id[1:]) for h in hits]
@@ -213,7 +214,7 @@ def test_a_corrupt_or_foreign_artifact_is_refused_and_the_last_good_one_keeps_se
         assert service.correction.id == good.id and len(service.index) == 10
         store.put_artifact(backbone.fingerprint, foreign.id, foreign.to_bytes(), make_current=True)
         time.sleep(0.3)
-        assert service.correction.id == good.id and service.search.search("the cat", k=3)[1] == good.id
+        assert service.correction.id == good.id and service.search.search("the cat", k=3)[1]["correction"] == good.id
     finally:
         service.close()
     # At start-up the bad current one is refused too, and the newest valid version serves.
