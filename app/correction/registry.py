@@ -77,11 +77,14 @@ def publish(store: RedisStore, artifact: CorrectionArtifact, *, make_current: bo
 def load_current(store: RedisStore, backbone: Backbone) -> CorrectionArtifact | None:
     """The artifact Redis marks as current for this backbone, verified."""
     artifact_id = store.current_artifact_id(backbone.fingerprint)
-    if artifact_id is None:
-        return None
+    return None if artifact_id is None else load_version(store, backbone, artifact_id)
+
+
+def load_version(store: RedisStore, backbone: Backbone, artifact_id: str) -> CorrectionArtifact:
+    """A version Redis keeps for this backbone, verified (ArtifactError if absent, corrupt or foreign)."""
     data = store.get_artifact(backbone.fingerprint, artifact_id)
     if data is None:
-        raise ArtifactError(f"redis points at artifact {artifact_id} but holds no such version")
+        raise ArtifactError(f"redis holds no artifact {artifact_id} for backbone {backbone.fingerprint}")
     try:
         artifact = CorrectionArtifact.from_bytes(data)
     except ArtifactFormatError as exc:

@@ -10,15 +10,16 @@ import json
 import logging
 import re
 import threading
-from dataclasses import asdict, dataclass
+from concurrent.futures import Future
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 
 from app.core.config import Settings
 from app.core.errors import ArtifactError, Conflict, InvalidInput, NotFound
 from app.core.names import Pooling
-from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
+from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
-from app.correction.registry import check_compatible, resolve_correction
+from app.correction.registry import check_compatible, load_version, publish, resolve_correction
 from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool
 from app.index.faiss_index import VectorIndex
@@ -67,12 +68,43 @@ class Collection:
         space = self.services.served.space
         return {
             **asdict(self.spec),
+            "correction": space.correction_id,  # what serves now (a published one may not be in `spec` yet)
             "fingerprint": self.engine.backbone.fingerprint,
             "dim": space.correction.dim if space.correction else self.engine.backbone.dim,
             "documents": self.services.documents.count(),
             "search_space": space.describe_search(),
             "index": self.services.served.status(),
         }
+
+
+def set_correction(specs: CollectionStore, name: str, artifact_id: str) -> None:
+    """Point a collection at another correction in Redis; every process serving it follows (404 if deleted)."""
+
+    def change(data: bytes) -> bytes:
+        return replace(CollectionSpec.from_bytes(data), correction=artifact_id).to_bytes()
+
+    if not specs.update(name, change):
+        raise NotFound(f"no collection named {name!r}")
+
+
+class CollectionFollower:
+    """What a collection's index follows: the correction its settings in Redis name, once it changes."""
+
+    def __init__(self, specs: CollectionStore, name: str, store: RedisStore, backbone):
+        self.specs, self.name, self.store, self.backbone = specs, name, store, backbone
+        self._refused: str | None = None
+
+    def __call__(self, serving_id: str | None) -> Correction | None:
+        data = self.specs.get(self.name)
+        wanted = CollectionSpec.from_bytes(data).correction if data is not None else None
+        if wanted is None or wanted in (serving_id, self._refused):
+            return None
+        try:
+            return Correction(load_version(self.store, self.backbone, wanted))
+        except ArtifactError as exc:
+            log.error("collection %s: refusing %s; %s keeps serving: %s", self.name, wanted, serving_id, exc)
+            self._refused = wanted
+            return None
 
 
 def check_name(name: str) -> None:
@@ -123,18 +155,21 @@ class Collections:
 
     def _correction(self, engine: BatchingEngine, choice: str) -> CorrectionArtifact | None:
         """`auto`: the backbone's current (or bundled) correction; `none`; or an artifact id kept in Redis."""
-        backbone = engine.backbone
         if choice in ("auto", "none"):
-            return resolve_correction(choice, self.store, backbone, self.settings.models_dir)
-        data = self.store.get_artifact(backbone.fingerprint, choice)
-        if data is None:
-            raise InvalidInput(f"no correction {choice!r} for backbone {backbone.name}/{backbone.pooling} in redis")
+            return resolve_correction(choice, self.store, engine.backbone, self.settings.models_dir)
         try:
-            artifact = CorrectionArtifact.from_bytes(data)
-            check_compatible(artifact, backbone)
-        except (ArtifactFormatError, ArtifactError) as exc:
-            raise InvalidInput(f"correction {choice!r} cannot serve this backbone: {exc}") from None
-        return artifact
+            return load_version(self.store, engine.backbone, choice)
+        except ArtifactError as exc:
+            raise InvalidInput(f"correction {choice!r} cannot serve this collection: {exc}") from None
+
+    def publish(self, name: str, artifact: CorrectionArtifact) -> Future:
+        """Serve `artifact` in this collection (kept in Redis; the backbone's `current` does not move), its index
+        rebuilt from the stored raw vectors and swapped whole; other collections are not touched."""
+        collection = self.get(name)
+        check_compatible(artifact, collection.engine.backbone)
+        publish(self.store, artifact, make_current=False)
+        set_correction(self.specs, name, artifact.id)
+        return collection.services.served.rebuild(Correction(artifact), f"collection {name}: {artifact.id} published")
 
     def opened(self, name: str) -> Collection | None:
         """The collection if it is open here already (no Redis call: the request path's fast lane)."""
@@ -154,8 +189,9 @@ class Collections:
             engine = self.engines.get(spec.backbone, spec.pooling)
             artifact = self._correction(engine, spec.correction) if spec.correction else None
             settings = self.settings.model_copy(update={"index_factory": spec.index_factory})
+            follower = CollectionFollower(self.specs, name, self.store, engine.backbone)
             services = open_space(settings, engine, self.store, Correction(artifact) if artifact else None,
-                                  spec.space_id, lambda serving: None)  # fmt: skip
+                                  spec.space_id, follower)  # fmt: skip
             self._open[name] = collection = Collection(spec, engine, services)
             return collection
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import redis
+
 from app.store.redis_store import RedisStore, store_call
 
 
@@ -28,3 +32,20 @@ class CollectionStore:
     @store_call
     def remove(self, name: str) -> bool:
         return bool(self.client.hdel(self._key, name))
+
+    @store_call
+    def update(self, name: str, change: Callable[[bytes], bytes]) -> bool:
+        """Replace a collection's settings with `change(old)` unless it was deleted meanwhile (then False)."""
+        with self.client.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(self._key)
+                    old = pipe.hget(self._key, name)
+                    if old is None:
+                        return False
+                    pipe.multi()
+                    pipe.hset(self._key, name, change(old))
+                    pipe.execute()
+                    return True
+                except redis.WatchError:  # another collection changed at the same moment: read again
+                    continue

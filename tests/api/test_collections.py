@@ -81,3 +81,9 @@ def test_a_collection_survives_a_restart_opened_from_redis(hashing_settings):
     with serve_app(create_app(hashing_settings)) as c:  # a new process: the collection is read from Redis
         assert ids(c, "/collections/planes", "jet") == {"p0", "p1"}
         assert [x["name"] for x in c.get("/collections").json()["collections"]] == ["default", "planes"]
+
+
+def test_a_backbone_the_server_was_not_told_to_serve_is_refused(client):
+    r = client.post("/collections", json={"name": "x", "backbone": "huggingface"})
+    assert r.status_code == 422 and "CE_COLLECTION_BACKBONES" in r.json()["error"]["message"]
+    assert client.get("/collections/x").status_code == 404

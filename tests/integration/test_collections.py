@@ -1,4 +1,5 @@
-"""kill -9 while two collections ingest: every acknowledged document is back in its own collection only."""
+"""Collections across processes: a correction published to one reaches every replica and no other collection;
+kill -9 while two ingest loses nothing and mixes nothing."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import time
 
 import httpx
 
+from app.offline.fit import fit_artifact
+from app.services.container import Services
+from app.services.documents import DocumentInput
+from tests.api.conftest import CORPUS
 from tests.conftest import free_port, server_env, start_server, stop_server
 
 WORDS = "cat dog bird plane river city park night joy rain sun tree house road car boat".split()
@@ -68,3 +73,35 @@ def test_kill_9_during_ingestion_into_two_collections_loses_nothing_and_mixes_no
             assert all(h["id"].startswith(name) for h in hits)
     finally:
         stop_server(proc)
+
+
+def test_a_correction_published_to_one_collection_rebuilds_its_index_on_every_replica_and_no_other(make_settings):
+    settings = make_settings(backbone="hashing", follow_interval=0.05)
+    first, second = Services.from_settings(settings), Services.from_settings(settings)
+    try:
+        for name in ("alpha", "beta"):
+            first.collections.create(name, correction="none")
+            first.collections.get(name).services.documents.add(
+                [DocumentInput(text=text(name, i), id=f"{name}{i}") for i in range(30)]
+            )
+        replica = second.collections.get("alpha")  # opened by the second process before the publish
+        beta = first.collections.get("beta").services.served
+        beta_space, default_space = beta.space, first.served.space
+        artifact = fit_artifact(first.engine.backbone, CORPUS, "whitening", {"alpha": 0.5, "dim": 8}, progress=False)
+        assert first.collections.publish("alpha", artifact).result(30) == artifact.id
+        alpha = first.collections.get("alpha")
+        assert alpha.describe()["correction"] == artifact.id and alpha.describe()["index"]["dim"] == 8
+        hits, space = alpha.services.search.search(text("alpha", 7), k=1)
+        assert hits[0].id == "alpha7" and space["correction"] == artifact.id
+        deadline = time.monotonic() + 10  # the other process follows the collection's settings in Redis
+        while replica.services.served.space.correction_id != artifact.id and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (
+            replica.services.served.space.correction_id == artifact.id
+            and len(replica.services.served.space.index) == 30
+        )
+        assert beta.space is beta_space and beta.space.correction_id is None  # untouched: same index object
+        assert first.served.space is default_space  # nor is the default collection's
+    finally:
+        second.close()
+        first.close()
