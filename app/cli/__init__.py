@@ -7,6 +7,7 @@ import sys
 import typer
 
 from app.cli.benchmarks import bench, bench_search, load
+from app.cli.collections import collections
 from app.cli.corrections import eval_search, evaluate, fit, isotropy
 from app.cli.reports import compare, report
 from app.cli.serve import index_documents, serve
@@ -32,6 +33,7 @@ for name, command in (
     ("bench-search", bench_search),
 ):
     cli.command(name)(command)
+cli.add_typer(collections, name="collections")
 
 
 def main() -> None:

@@ -32,7 +32,16 @@ from app.cli.options import (
 @guarded
 @with_options(method_options)
 def fit(
-    corpus: CorpusOpt,
+    corpus: Annotated[
+        Path | None, typer.Option(help="One sentence per line, or a pairs file (both sides used).")
+    ] = None,
+    collection: Annotated[
+        str | None,
+        typer.Option(
+            help="Fit on this collection's stored documents instead (nothing re-encoded); `auto` keeps "
+            "the general correction unless labelled pairs show a clear gain; --publish serves it there."
+        ),
+    ] = None,
     pooling: PoolingOpt = None,
     options: MethodOptions = None,
     out: Annotated[Path | None, typer.Option(help="Artifact file; default DATA_DIR/artifacts/ID.npz.")] = None,
@@ -43,6 +52,12 @@ def fit(
     workers: WorkersOpt = 2,
 ) -> None:
     """Fit a correction (and the space search uses) on a corpus and write it as an artifact; prints its id."""
+    if (corpus is None) == (collection is None):
+        raise fail("give --corpus or --collection", EXIT_BAD_INPUT)
+    if collection is not None:
+        from app.cli.collections import fit_collection
+
+        return fit_collection(collection, options.method, options.params(), options, tune_qrels, out, publish)
     from app.correction.registry import publish as publish_artifact
     from app.correction.registry import write_artifact_file
     from app.offline.datasets import read_corpus

@@ -75,7 +75,7 @@ def fail(message: str, code: int) -> typer.Exit:
 
 def guarded(fn: Callable) -> Callable:
     """Map input and artifact errors to a one-line message and an exit code scripts can test."""
-    from app.core.errors import ArtifactError, StoreUnavailable
+    from app.core.errors import ArtifactError, ServiceError, StoreUnavailable
     from app.offline.datasets import DataFileError
 
     @functools.wraps(fn)
@@ -86,6 +86,10 @@ def guarded(fn: Callable) -> Callable:
             raise fail(str(exc), EXIT_BAD_INPUT) from None
         except (ArtifactError, StoreUnavailable) as exc:
             raise fail(exc.message, EXIT_BAD_ARTIFACT) from None
+        except ServiceError as exc:  # what HTTP answers with a 4xx: a taken name, an unknown collection
+            if exc.status >= 500:
+                raise
+            raise fail(exc.message, EXIT_BAD_INPUT) from None
 
     return wrapper
 

@@ -41,6 +41,7 @@ def serve(
 def index_documents(
     corpus: Annotated[Path, typer.Option(help="One text per line, or JSON lines with id, text, metadata.")],
     batch: Annotated[int, typer.Option(min=1, help="Documents per write.")] = 256,
+    collection: Annotated[str | None, typer.Option(help="Into this collection; default the default one.")] = None,
     engine: EngineOpt = "local",
     address: AddressOpt = None,
     workers: WorkersOpt = 2,
@@ -49,6 +50,8 @@ def index_documents(
     from app.offline.datasets import read_documents
 
     docs = read_documents(corpus)
+    if engine == "ray" and collection:
+        raise fail("--engine ray indexes into the default collection only", EXIT_BAD_INPUT)
     if engine == "ray":
         _index_on_ray(docs, address, workers)
         return
@@ -59,12 +62,13 @@ def index_documents(
     settings = get_settings()
     services = Services.from_settings(settings.model_copy(update={"max_texts": max(batch, 1)}), search=False)
     try:
+        documents = services.collections.get(collection).services.documents if collection else services.documents
         with tqdm(total=len(docs), desc="indexing", unit="doc") as bar:
             for start in range(0, len(docs), batch):
                 chunk = docs[start : start + batch]
-                services.documents.add(chunk)
+                documents.add(chunk)
                 bar.update(len(chunk))
-        typer.echo(f"indexed {len(docs)} documents; the store holds {services.documents.count()}")
+        typer.echo(f"indexed {len(docs)} documents; the store holds {documents.count()}")
     finally:
         services.close()
 

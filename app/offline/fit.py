@@ -14,7 +14,7 @@ from app.correction import Correction, CorrectionArtifact, CovarianceStats, fit_
 from app.correction.artifact import BackboneRef, CorpusRef
 from app.correction.isotropy import isotropy_report
 from app.correction.methods import Spectrum
-from app.correction.pipeline import corrected
+from app.correction.pipeline import corrected, l2_normalize
 from app.correction.selection import (
     MIN_GAIN,
     Candidate,
@@ -213,19 +213,10 @@ def fit_auto_also(
     others = [m for m in also if m in ALSO_METHODS and applies_to(m, backbone.pooling)]
     if tuning is None or tuning.texts is None or not others:
         return linear
-    texts = tuning.texts[0] + tuning.texts[1]
-    raw = np.vstack([tuning.left, tuning.right])
-
-    def candidate(artifact: CorrectionArtifact) -> Candidate:
-        y = corrected_vectors(backbone, Correction(artifact), texts, raw, progress=False)
-        left, right = y[: len(tuning.gold)], y[len(tuning.gold) :]
-        score = spearman_x100(left, right, tuning.gold)
-        return Candidate(artifact.method, artifact.params, artifact.out_dim, score, 0.0, np.sum(left * right, axis=1))
-
-    base = candidate(linear)
+    base = scored_on(backbone, linear, tuning)
     fitted = [fit_from_vectors(backbone, sentences, vectors, m, also[m], source, judged=judged, progress=progress)
               for m in others]  # fmt: skip
-    scored = [(candidate(a), a) for a in fitted]
+    scored = [(scored_on(backbone, a, tuning), a) for a in fitted]
     best, best_artifact = max(scored, key=lambda pair: pair[0].score)
     lower = gain_lower_bound(best, base, tuning.gold) if best.score > base.score else 0.0
     chosen = best_artifact if lower >= MIN_GAIN else linear
@@ -236,6 +227,19 @@ def fit_auto_also(
         "also_gain_lower_bound": round(lower, 2),
     }
     return replace(chosen, extra={**chosen.extra, "selection": record})
+
+
+def scored_on(backbone: Backbone, artifact: CorrectionArtifact | None, tuning: TuningPairs) -> Candidate:
+    """A fitted correction (None: raw vectors) scored on the tuning pairs as `auto` scores its candidates."""
+    texts = tuning.texts[0] + tuning.texts[1] if tuning.texts else None
+    raw = np.vstack([tuning.left, tuning.right])
+    correction = Correction(artifact) if artifact else None
+    y = corrected_vectors(backbone, correction, texts, raw, progress=False) if correction else l2_normalize(raw)
+    left, right = y[: len(tuning.gold)], y[len(tuning.gold) :]
+    method, params, dim = (
+        (artifact.method, artifact.params, artifact.out_dim) if artifact else (Method.NONE, {}, raw.shape[1])
+    )
+    return Candidate(method, params, dim, spearman_x100(left, right, tuning.gold), 0.0, np.sum(left * right, axis=1))
 
 
 def isotropy_pair(artifact: CorrectionArtifact, raw: np.ndarray, pooled: np.ndarray | None = None) -> dict:

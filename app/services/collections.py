@@ -115,8 +115,11 @@ def check_name(name: str) -> None:
 class Collections:
     """The collections of one process: the default one, and named ones opened from Redis on first use."""
 
-    def __init__(self, settings: Settings, store: RedisStore, engines: EnginePool, default: SpaceServices):
+    def __init__(
+        self, settings: Settings, store: RedisStore, engines: EnginePool, default: SpaceServices, *, search=True
+    ):
         self.settings = settings
+        self.search = search  # False in a writer (`index`, the CLI): collections open without an index
         self.store = store
         self.specs = CollectionStore(store)
         self.engines = engines
@@ -191,7 +194,7 @@ class Collections:
             settings = self.settings.model_copy(update={"index_factory": spec.index_factory})
             follower = CollectionFollower(self.specs, name, self.store, engine.backbone)
             services = open_space(settings, engine, self.store, Correction(artifact) if artifact else None,
-                                  spec.space_id, follower)  # fmt: skip
+                                  spec.space_id, follower, search=self.search)  # fmt: skip
             self._open[name] = collection = Collection(spec, engine, services)
             return collection
 

@@ -57,7 +57,7 @@ class Services:
         self.served, self.embedding = default.served, default.embedding
         self.documents, self.search = default.documents, default.search
         self.engines = EnginePool(settings, engine)
-        self.collections = Collections(settings, store, self.engines, default)
+        self.collections = Collections(settings, store, self.engines, default, search=search)
 
     @classmethod
     def from_settings(cls, settings: Settings, backbone: Backbone | None = None, *, search: bool = True) -> Services:
