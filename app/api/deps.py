@@ -27,8 +27,11 @@ async def get_space(request: Request) -> Services | SpaceServices:
     """The default collection's services, or under /collections/{name}/ that collection's (404 if unknown)."""
     services = await get_services(request)
     name = request.path_params.get("name")
-    if name is None:
-        return services
+    return services if name is None else await collection_services(services, name)
+
+
+async def collection_services(services: Services, name: str) -> SpaceServices:
+    """A collection's services; opening one (Redis, maybe a backbone to load) runs off the event loop."""
     collection = services.collections.opened(name) or await run_in_threadpool(services.collections.get, name)
     return collection.services
 

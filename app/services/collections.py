@@ -198,9 +198,12 @@ class Collections:
             self._open[name] = collection = Collection(spec, engine, services)
             return collection
 
+    def names(self) -> list[str]:
+        """The named collections, as Redis lists them (another process may have created some)."""
+        return sorted(self.specs.all())
+
     def describe_all(self) -> list[dict]:
-        names = sorted(self.specs.all())
-        return [self.default.describe(), *(self.get(name).describe() for name in names)]
+        return [self.default.describe(), *(self.get(name).describe() for name in self.names())]
 
     def delete(self, name: str) -> None:
         """Remove a collection's documents, vectors, change log and snapshot; nothing of any other one."""

@@ -87,3 +87,18 @@ def test_a_backbone_the_server_was_not_told_to_serve_is_refused(client):
     r = client.post("/collections", json={"name": "x", "backbone": "huggingface"})
     assert r.status_code == 422 and "CE_COLLECTION_BACKBONES" in r.json()["error"]["message"]
     assert client.get("/collections/x").status_code == 404
+
+
+def test_openai_clients_pick_a_collection_by_model(client):
+    assert client.post("/collections", json={"name": "cats", "pooling": "cls"}).status_code == 201
+    default_model = client.get("/info").json()["backbone"]["name"]
+    assert [m["id"] for m in client.get("/v1/models").json()["data"]] == [default_model, "cats"]
+    body = client.post("/v1/embeddings", json={"model": "cats", "input": CATS}).json()
+    assert body["model"] == "cats"
+    own = client.post("/collections/cats/embed", json={"texts": CATS}).json()["embeddings"]
+    np.testing.assert_allclose([d["embedding"] for d in body["data"]], own, atol=1e-6)
+    default = client.post("/v1/embeddings", json={"model": default_model, "input": CATS}).json()["data"]
+    # the default's bundled whitening keeps 8 dims; no artifact is bundled for CLS pooling: 64 raw dims
+    assert (len(default[0]["embedding"]), len(own[0]), body["data"][0]["index"]) == (8, 64, 0)
+    r = client.post("/v1/embeddings", json={"model": "dogs", "input": "x"})
+    assert r.status_code == 404 and "/v1/models" in r.json()["error"]["message"]

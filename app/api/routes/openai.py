@@ -8,11 +8,12 @@ import numpy as np
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from app.api.deps import EmbeddingDep
+from app.api.deps import ServicesDep, collection_services
 from app.api.responses import json_response
 from app.api.routing import BoundedBodyRoute
 from app.api.schemas import EmbeddingItem, EmbeddingsRequest, EmbeddingsResponse, Usage
 from app.core.errors import InvalidInput, NotFound
+from app.services.container import Services
 
 router = APIRouter(prefix="/v1", tags=["openai"], route_class=BoundedBodyRoute)
 OWNER = "corrected-embeddings"
@@ -26,11 +27,19 @@ def _texts(value) -> list[str]:
     raise InvalidInput("input: token arrays are not accepted; send the text (this model tokenizes it itself)")
 
 
+async def _embedding_for(services: Services, model: str):
+    """The default model by its name, or a collection (its backbone, pooling and correction) by its name."""
+    if model == services.backbone.name:
+        return services.embedding
+    try:
+        return (await collection_services(services, model)).embedding
+    except NotFound:
+        raise NotFound(f"model {model!r} is not served; GET /v1/models lists what is") from None
+
+
 @router.post("/embeddings", response_model=EmbeddingsResponse)
-async def embeddings(body: EmbeddingsRequest, embedding: EmbeddingDep) -> Response:
-    served = embedding.backbone.name
-    if body.model != served:
-        raise NotFound(f"model {body.model!r} is not served; GET /v1/models lists {served!r}")
+async def embeddings(body: EmbeddingsRequest, services: ServicesDep) -> Response:
+    embedding = await _embedding_for(services, body.model)
     texts = _texts(body.input)
     vectors, _, _ = await embedding.embed_async(texts, dims=body.dimensions)
     if body.encoding_format == "base64":  # what the official client asks for: little-endian float32
@@ -40,15 +49,14 @@ async def embeddings(body: EmbeddingsRequest, embedding: EmbeddingDep) -> Respon
     tokens = await embedding.token_count_async(texts)
     response = EmbeddingsResponse(
         data=[EmbeddingItem(index=i, embedding=e) for i, e in enumerate(items)],
-        model=served,
+        model=body.model,
         usage=Usage(prompt_tokens=tokens, total_tokens=tokens),
     )
     return json_response(response)
 
 
 @router.get("/models")
-def models(embedding: EmbeddingDep) -> dict:
-    return {
-        "object": "list",
-        "data": [{"id": embedding.backbone.name, "object": "model", "created": 0, "owned_by": OWNER}],
-    }
+def models(services: ServicesDep) -> dict:
+    """The default model, then every collection by name: each embeds with its own backbone and correction."""
+    ids = [services.backbone.name, *services.collections.names()]
+    return {"object": "list", "data": [{"id": i, "object": "model", "created": 0, "owned_by": OWNER} for i in ids]}
