@@ -191,6 +191,29 @@ class CollectionOut(BaseModel):
     index: dict[str, Any]
 
 
+class FitRequest(Strict):
+    method: Literal["auto", "whitening", "center", "abtt", "none"] = Field(
+        "auto", description="auto: the collection's own fit only if labelled pairs show it beats the general one."
+    )
+    alpha: float | None = Field(None, ge=0, le=1, description="whitening: eigenvalue power.")
+    dim: int | None = Field(None, ge=1, le=4096, description="whitening: output dims kept.")
+    eps: float | None = Field(None, ge=0, le=1, description="whitening: shrink eigenvalues toward their mean.")
+    drop: int | None = Field(None, ge=0, le=64, description="abtt/whitening: top directions removed.")
+
+    def params(self) -> dict:
+        return {k: v for k, v in self.model_dump(exclude={"method"}).items() if v is not None}
+
+
+class FitStatus(BaseModel):
+    collection: str
+    state: Literal["running", "done", "failed"]
+    args: list[str]
+    started_at: float
+    progress: dict[str, Any] | None = None
+    correction: str | None = Field(None, description="When done: the correction it published (or kept).")
+    log: list[str]
+
+
 class CollectionList(BaseModel):
     collections: list[CollectionOut]
 

@@ -14,6 +14,7 @@ from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool, engine_for
 from app.index.faiss_index import VectorIndex
 from app.services.collections import Collections
+from app.services.fit_jobs import FitJobs
 from app.services.spaces import open_space
 from app.store.embedded import EmbeddedRedis
 from app.store.redis_store import RedisStore
@@ -58,6 +59,7 @@ class Services:
         self.documents, self.search = default.documents, default.search
         self.engines = EnginePool(settings, engine)
         self.collections = Collections(settings, store, self.engines, default, search=search)
+        self.fits = FitJobs(settings)
 
     @classmethod
     def from_settings(cls, settings: Settings, backbone: Backbone | None = None, *, search: bool = True) -> Services:
@@ -80,6 +82,7 @@ class Services:
 
     def close(self) -> None:
         """Finish the queued encoding work and any rebuild, snapshot the index, then let go of the store."""
+        self.fits.close()
         self.collections.close()
         self.served.close()
         self.engines.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.deps import ServicesDep
-from app.api.schemas import CollectionIn, CollectionList, CollectionOut
+from app.api.schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
 
 router = APIRouter()
 
@@ -32,3 +32,17 @@ def get_collection(name: str, services: ServicesDep) -> dict:
 @router.delete("/collections/{name}", status_code=204)
 def delete_collection(name: str, services: ServicesDep) -> None:
     services.collections.delete(name)
+
+
+@router.post("/collections/{name}/fit", response_model=FitStatus, status_code=202)
+def start_fit(name: str, body: FitRequest, services: ServicesDep) -> dict:
+    """Fit a correction on the collection's stored documents in a child process, then serve it there; 409 while
+    one runs. Poll GET for progress; every server's index is rebuilt once it is published."""
+    services.collections.get(name)  # 404 for an unknown collection
+    return services.fits.start(name, body.method, body.params())
+
+
+@router.get("/collections/{name}/fit", response_model=FitStatus, response_model_exclude_none=True)
+def fit_status(name: str, services: ServicesDep) -> dict:
+    """The last fit started here for this collection: running (with its progress bar's figures), done, failed."""
+    return services.fits.status(name)

@@ -1,0 +1,102 @@
+"""Fits started over HTTP: each a `python -m app fit --collection NAME --publish` child process.
+
+The server never imports offline code nor spends its own threads on a fit; the child reads the collection's
+raw vectors from Redis, publishes the result to that collection, and every server's index follows it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from app.core.config import Settings
+from app.core.errors import Conflict, NotFound
+
+PROGRESS = re.compile(r"([\w .+-]+):\s+(\d+)%\|[^|]*\|\s*(\d+)/(\d+)")  # a tqdm bar: "what: 42%|###| 420/1000"
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The settings as the CE_* variables a child process reads them from (no API keys: it serves nothing)."""
+    env = {}
+    for name, value in settings.model_dump(mode="json", exclude={"api_keys"}).items():
+        if value is not None:
+            env[f"CE_{name.upper()}"] = value if isinstance(value, str) else json.dumps(value)
+    return env
+
+
+@dataclass
+class FitJob:
+    """One child process, its output files, and what it was asked."""
+
+    collection: str
+    args: list[str]
+    proc: subprocess.Popen
+    out: IO[bytes]
+    err: IO[bytes]
+    started: float = field(default_factory=time.time)
+
+    def status(self) -> dict:
+        code = self.proc.poll()
+        state = "running" if code is None else "done" if code == 0 else "failed"
+        self.err.seek(0)
+        log = self.err.read().decode(errors="replace").replace("\r", "\n")
+        bars = PROGRESS.findall(log)
+        body: dict = {"collection": self.collection, "state": state, "args": self.args,
+                      "started_at": round(self.started, 3)}  # fmt: skip
+        if bars:
+            what, percent, done, total = bars[-1]
+            body["progress"] = {"step": what.strip(), "percent": int(percent), "done": int(done), "total": int(total)}
+        if state == "done":
+            self.out.seek(0)
+            body["correction"] = self.out.read().decode().strip().splitlines()[-1]
+        lines = [line for line in log.splitlines() if line.strip() and not PROGRESS.search(line)]
+        body["log"] = lines[-5:]  # what the fit said: the choice it made, or why it failed
+        return body
+
+
+class FitJobs:
+    """At most one running fit per collection; the last one of each is kept for GET."""
+
+    def __init__(self, settings: Settings):
+        self.env = {**{k: v for k, v in os.environ.items() if not k.startswith("CE_")}, **settings_env(settings)}
+        self.cwd = Path.cwd()
+        self._jobs: dict[str, FitJob] = {}
+        self._lock = threading.Lock()
+
+    def start(self, collection: str, method: str, params: dict[str, float | int]) -> dict:
+        with self._lock:
+            job = self._jobs.get(collection)
+            if job is not None and job.proc.poll() is None:
+                raise Conflict(f"a fit of collection {collection!r} is already running")
+            args = ["fit", "--collection", collection, "--method", method, "--publish"]
+            for name, value in sorted(params.items()):
+                args += [f"--{name}", str(value)]
+            out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115 - kept for status()
+            proc = subprocess.Popen([sys.executable, "-m", "app", *args], stdout=out, stderr=err, env=self.env,
+                                    cwd=self.cwd, stdin=subprocess.DEVNULL)  # fmt: skip
+            self._jobs[collection] = job = FitJob(collection, args, proc, out, err)
+        return job.status()
+
+    def status(self, collection: str) -> dict:
+        job = self._jobs.get(collection)
+        if job is None:
+            raise NotFound(f"no fit of collection {collection!r} was started here")
+        return job.status()
+
+    def close(self) -> None:
+        """Stop running fits (a fit publishes only at its end, so nothing half-done is left)."""
+        for job in list(self._jobs.values()):
+            if job.proc.poll() is None:
+                job.proc.terminate()
+                job.proc.wait(timeout=30)
+            job.out.close()
+            job.err.close()
