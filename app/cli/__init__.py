@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from app.cli.benchmarks import bench, bench_search, load
+from app.cli.benchmarks import bench, bench_collections, bench_search, load
 from app.cli.collections import collections
 from app.cli.corrections import eval_search, evaluate, fit, isotropy
 from app.cli.reports import compare, report
@@ -31,6 +31,7 @@ for name, command in (
     ("bench", bench),
     ("load", load),
     ("bench-search", bench_search),
+    ("bench-collections", bench_collections),
 ):
     cli.command(name)(command)
 cli.add_typer(collections, name="collections")

@@ -1,4 +1,5 @@
-"""`bench` (throughput over HTTP), `load` (mixed clients over time) and `bench-search` (the index at scale)."""
+"""`bench` (throughput over HTTP), `load` (mixed clients over time), `bench-search` (the index at scale) and
+`bench-collections` (memory of collections)."""
 
 from __future__ import annotations
 
@@ -176,4 +177,22 @@ def bench_search(
         fields = SearchFigures.__dataclass_fields__
         for figures in [result, *result["real"]]:
             typer.echo(SearchFigures(**{k: figures[k] for k in fields}).row())
+    typer.echo(json.dumps(result))
+
+
+@guarded
+def bench_collections(
+    docs: Annotated[int, typer.Option(min=100, help="STS-B sentences indexed into each collection.")] = 2000,
+    as_json: JsonLastOpt = False,
+) -> None:
+    """Resident memory of one collection, two sharing a backbone, and one more on another pooling."""
+    from app.benchmarks.collections import run_collections
+    from app.benchmarks.http import running_service
+    from app.offline.datasets import read_corpus
+
+    texts = list(dict.fromkeys(read_corpus(STS_TEST)))[:docs]
+    with running_service(reuse=[get_settings().data_dir / "onnx"]) as (url, pid):
+        result = run_collections(url, pid, texts)
+    if not as_json:
+        typer.echo(", ".join(f"{k} {v}" for k, v in result.items()))
     typer.echo(json.dumps(result))
