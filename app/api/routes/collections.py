@@ -7,6 +7,8 @@ from fastapi import APIRouter
 
 from app.api.deps import ServicesDep
 from app.api.schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
+from app.core.errors import BadRequest
+from app.services.collections import DEFAULT
 
 router = APIRouter()
 
@@ -38,6 +40,10 @@ def delete_collection(name: str, services: ServicesDep) -> None:
 def start_fit(name: str, body: FitRequest, services: ServicesDep) -> dict:
     """Fit a correction on the collection's stored documents in a child process, then serve it there; 409 while
     one runs. Poll GET for progress; every server's index is rebuilt once it is published."""
+    if name == DEFAULT:
+        raise BadRequest(
+            "the default collection's correction is fitted with `python -m app fit --corpus ... --publish`"
+        )
     services.collections.get(name)  # 404 for an unknown collection
     return services.fits.start(name, body.method, body.params())
 
