@@ -78,3 +78,23 @@ def test_errors_are_shown_not_swallowed(client, browser):
     expect(page.locator("#status")).to_have_class("error")
     expect(page.locator("#status")).to_contain_text("at most 200")
     page.close()
+
+
+def test_a_collection_is_picked_and_searched_on_the_page(client, browser):
+    assert client.post("/collections", json={"name": "planes", "pooling": "cls"}).status_code == 201
+    planes = [{"id": "p1", "text": "the plane flies over the city"}, {"id": "p2", "text": "a jet lands at night"}]
+    assert client.post("/collections/planes/documents", json={"documents": planes}).status_code == 201
+    client.post("/documents", json={"documents": [{"id": "d1", "text": "the cat sleeps in the park"}]})
+    page = browser.new_page()
+    page.goto(str(client.base_url))
+    expect(page.locator("#collection option")).to_have_count(2)
+    page.select_option("#collection", "planes")
+    expect(page.locator("#model")).to_contain_text("collection planes: hashing (cls pooling)")
+    expect(page.locator("#model")).to_contain_text("2 documents in Flat")
+    page.fill("#query", "the plane flies over the city")
+    page.click("#search-button")
+    rows = page.locator("#results tbody tr")
+    expect(rows).to_have_count(2)  # only the collection's own documents, not the default's cat
+    expect(rows.nth(0).locator("td").nth(1)).to_have_text("the plane flies over the city")
+    assert float(rows.nth(0).locator("td").nth(2).inner_text()) == pytest.approx(1.0, abs=1e-3)
+    page.close()
