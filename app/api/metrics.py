@@ -73,3 +73,15 @@ class _ServiceCollector:
             },
         )
         yield info
+        documents = GaugeMetricFamily("ce_collection_documents", "Documents in each open collection's index.",
+                                      labels=["collection"])  # fmt: skip
+        served = InfoMetricFamily("ce_collection", "Each open collection's backbone, pooling and correction.",
+                                  labels=["collection"])  # fmt: skip
+        for collection in service.collections.open_collections():
+            space = collection.services.served.space
+            documents.add_metric([collection.spec.name], len(space.index))
+            served.add_metric([collection.spec.name], {"backbone": collection.spec.backbone,
+                                                       "pooling": collection.spec.pooling,
+                                                       "correction": space.correction_id or "none"})  # fmt: skip
+        yield documents
+        yield served

@@ -198,6 +198,10 @@ class Collections:
             self._open[name] = collection = Collection(spec, engine, services)
             return collection
 
+    def open_collections(self) -> list[Collection]:
+        """The default and every named collection open in this process (what /metrics reports, without opening)."""
+        return [self.default, *sorted(self._open.values(), key=lambda c: c.spec.name)]
+
     def names(self) -> list[str]:
         """The named collections, as Redis lists them (another process may have created some)."""
         return sorted(self.specs.all())

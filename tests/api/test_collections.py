@@ -132,3 +132,15 @@ def test_a_fit_started_over_http_runs_in_a_child_process_and_its_correction_is_t
         described = c.get("/collections/notes").json()
         assert described["dim"] == 16 and described["index"]["size"] == 100
         assert c.get("/info").json()["correction"] is None  # the default collection keeps serving raw vectors
+
+
+def test_metrics_report_each_open_collection(client):
+    from tests.api.test_observability import scrape
+
+    assert client.post("/collections", json={"name": "cats", "pooling": "cls"}).status_code == 201
+    add(client, "/collections/cats", CATS, "c")
+    samples = scrape(client)
+    assert samples[("ce_collection_documents", (("collection", "cats"),))] == 2
+    assert samples[("ce_collection_documents", (("collection", "default"),))] == 0
+    info = dict(next(k for k in samples if k[0] == "ce_collection_info" and ("collection", "cats") in k[1])[1])
+    assert (info["backbone"], info["pooling"]) == ("hashing", "cls")
