@@ -10,6 +10,7 @@ import json
 import logging
 import re
 import threading
+import uuid
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
@@ -43,10 +44,11 @@ class CollectionSpec:
     correction: str | None  # the artifact id its vectors are corrected by; None: raw vectors
     index_factory: str
     created_at: str = ""
+    uid: str = ""  # new at each creation: a deleted collection's late writes never reach one made again
 
     @property
     def space_id(self) -> str:
-        return f"collection:{self.name}"
+        return f"collection:{self.name}:{self.uid}"
 
     def to_bytes(self) -> bytes:
         return json.dumps(asdict(self)).encode()
@@ -150,7 +152,7 @@ class Collections:
             raise InvalidInput(f"index_factory {factory!r}: {exc}") from None
         artifact = self._correction(engine, correction or "auto")
         spec = CollectionSpec(name, backbone, pooling, artifact.id if artifact else None, factory,
-                              datetime.now(UTC).isoformat(timespec="seconds"))  # fmt: skip
+                              datetime.now(UTC).isoformat(timespec="seconds"), uuid.uuid4().hex[:12])  # fmt: skip
         if not self.specs.create(name, spec.to_bytes()):
             raise Conflict(f"collection {name!r} exists")
         log.info("collection %s created: %s/%s, correction %s", name, backbone, pooling, spec.correction)
@@ -215,9 +217,10 @@ class Collections:
             raise Conflict("the default collection cannot be deleted")
         with self._lock:
             collection = self._open.pop(name, None)
-            if not self.specs.remove(name):
-                raise NotFound(f"no collection named {name!r}")
-        space_id = CollectionSpec(name, "", "", None, "").space_id
+            data = self.specs.take(name)
+        if data is None:
+            raise NotFound(f"no collection named {name!r}")
+        space_id = CollectionSpec.from_bytes(data).space_id
         if collection is not None:
             collection.services.close()
         self.store.drop_space(space_id)

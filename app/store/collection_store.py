@@ -30,8 +30,13 @@ class CollectionStore:
         return {k.decode(): v for k, v in self.client.hgetall(self._key).items()}
 
     @store_call
-    def remove(self, name: str) -> bool:
-        return bool(self.client.hdel(self._key, name))
+    def take(self, name: str) -> bytes | None:
+        """Remove a collection's settings and return them, in one transaction (None if there were none)."""
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.hget(self._key, name)
+            pipe.hdel(self._key, name)
+            data, _ = pipe.execute()
+        return data
 
     @store_call
     def update(self, name: str, change: Callable[[bytes], bytes]) -> bool:

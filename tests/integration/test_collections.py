@@ -105,3 +105,18 @@ def test_a_correction_published_to_one_collection_rebuilds_its_index_on_every_re
     finally:
         second.close()
         first.close()
+
+
+def test_a_write_that_lands_after_a_delete_never_reaches_a_collection_made_again_under_that_name(make_settings):
+    services = Services.from_settings(make_settings(backbone="hashing"))
+    try:
+        services.collections.create("cats", correction="none")
+        late = services.collections.get("cats").services.documents  # a request holding it while it is deleted
+        services.collections.delete("cats")
+        late.add([DocumentInput(text="a late write", id="late")])
+        services.collections.create("cats", correction="none")
+        again = services.collections.get("cats").services
+        assert again.documents.count() == 0 and len(again.served.space.index) == 0
+        assert again.search.search("a late write", k=5)[0] == []
+    finally:
+        services.close()
