@@ -11,7 +11,7 @@ from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
-from app.api.deps import collection_name
+from app.api.deps import hold_collection
 from app.api.errors import install_error_handlers
 from app.api.metrics import Metrics
 from app.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, RequestContextMiddleware
@@ -62,7 +62,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     for router in ROUTERS:
         app.include_router(router)
     for router in COLLECTION_ROUTERS:
-        app.include_router(router, prefix="/collections/{name}", dependencies=[Depends(collection_name)])
+        app.include_router(router, prefix="/collections/{name}", dependencies=[Depends(hold_collection)])
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(ApiKeyMiddleware, keys=[k.get_secret_value() for k in settings.api_keys])
     app.add_middleware(RequestContextMiddleware, metrics=metrics)  # outermost: every answer is counted and tagged

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
 from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import NotReady
+from app.services.collections import Collection
 from app.services.container import Services
 from app.services.documents import DocumentService
 from app.services.embedding import EmbeddingService
@@ -24,21 +26,25 @@ async def get_services(request: Request) -> Services:
 
 
 async def get_space(request: Request) -> Services | SpaceServices:
-    """The default collection's services, or under /collections/{name}/ that collection's (404 if unknown)."""
-    services = await get_services(request)
-    name = request.path_params.get("name")
-    return services if name is None else await collection_services(services, name)
+    """The default collection's services, or under /collections/{name}/ the collection `hold_collection` holds."""
+    space = getattr(request.state, "collection_space", None)
+    return space if space is not None else await get_services(request)
 
 
-async def collection_services(services: Services, name: str) -> SpaceServices:
-    """A collection's services; opening one (Redis, maybe a backbone to load) runs off the event loop."""
-    collection = services.collections.opened(name) or await run_in_threadpool(services.collections.get, name)
-    return collection.services
+async def hold_collection(
+    request: Request, name: Annotated[str, Path(description="The collection's name.")]
+) -> AsyncIterator[None]:
+    """The routes served again under /collections/{name}/ run on that collection (404 if unknown), held for the
+    request so that its backbone is not unloaded meanwhile."""
+    collection = await open_collection(await get_services(request), name)
+    with collection.using() as space:
+        request.state.collection_space = space
+        yield
 
 
-async def collection_name(name: Annotated[str, Path(description="The collection's name.")]) -> str:
-    """Declares {name} for the routes served again under /collections/{name}/ (and in their OpenAPI)."""
-    return name
+async def open_collection(services: Services, name: str) -> Collection:
+    """A collection; opening one (Redis, maybe a backbone to load) runs off the event loop."""
+    return services.collections.opened(name) or await run_in_threadpool(services.collections.get, name)
 
 
 async def get_embedding(request: Request) -> EmbeddingService:

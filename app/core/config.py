@@ -71,6 +71,13 @@ class Settings(BaseSettings):
         description="Backbones a collection may use besides CE_BACKBONE (JSON list); each loads on first use.",
     )
 
+    max_backbones: int = Field(
+        0,
+        ge=0,
+        description="Backbones kept loaded (0: no limit); beyond it the least recently used one no request is using "
+        "is unloaded with its collections, which reopen on their next request. The default one always stays.",
+    )
+
     # Search index
     index_factory: str = Field(
         "auto",

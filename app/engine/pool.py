@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from app.backbones.registry import build_backbone
 from app.core.config import Settings
@@ -24,7 +25,9 @@ class EnginePool:
 
     def __init__(self, settings: Settings, default: BatchingEngine):
         self._settings = settings
-        self._engines = {(settings.backbone, settings.pooling): default}
+        self.default_key = (settings.backbone, settings.pooling)
+        self._engines = {self.default_key: default}
+        self._used = {self.default_key: time.monotonic()}
         self._lock = threading.Lock()
 
     def get(self, backbone: str, pooling: str) -> BatchingEngine:
@@ -33,10 +36,29 @@ class EnginePool:
             if key not in self._engines:
                 self._engines[key] = engine_for(self._settings.model_copy(update={"backbone": backbone,
                                                                                  "pooling": pooling}))  # fmt: skip
+            self._used[key] = time.monotonic()
             return self._engines[key]
 
     def loaded(self) -> list[tuple[str, str]]:
         return list(self._engines)
+
+    def beyond_limit(self, busy: set[tuple[str, str]]) -> list[tuple[str, str]]:
+        """What to unload to get back to CE_MAX_BACKBONES: the least recently used first, never the default one
+        nor one in `busy` (a request is using it)."""
+        with self._lock:
+            excess = len(self._engines) - self._settings.max_backbones
+            if not self._settings.max_backbones or excess <= 0:
+                return []
+            idle = [k for k in self._engines if k != self.default_key and k not in busy]
+            return sorted(idle, key=self._used.__getitem__)[:excess]
+
+    def unload(self, key: tuple[str, str]) -> None:
+        """Close an encoder (it finishes what is queued first) and let go of its weights."""
+        with self._lock:
+            engine = self._engines.pop(key, None)
+            self._used.pop(key, None)
+        if engine is not None:
+            engine.close()
 
     def close(self) -> None:
         for engine in self._engines.values():

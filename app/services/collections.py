@@ -11,8 +11,10 @@ import logging
 import re
 import threading
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, replace
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
 from app.core.config import Settings
@@ -58,13 +60,30 @@ class CollectionSpec:
         return cls(**json.loads(data))
 
 
-@dataclass
+@dataclass(eq=False)
 class Collection:
     """An open collection: its settings, its encoder and the services on its space."""
 
     spec: CollectionSpec
     engine: BatchingEngine
     services: SpaceServices
+    in_use: int = 0  # requests using it now: its backbone is not unloaded under them
+    _count: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def backbone_key(self) -> tuple[str, str]:
+        return self.spec.backbone, self.spec.pooling
+
+    @contextmanager
+    def using(self) -> Iterator[SpaceServices]:
+        """Its services, held for the length of a request."""
+        with self._count:
+            self.in_use += 1
+        try:
+            yield self.services
+        finally:
+            with self._count:
+                self.in_use -= 1
 
     def describe(self) -> dict:
         space = self.services.served.space
@@ -198,7 +217,20 @@ class Collections:
             services = open_space(settings, engine, self.store, Correction(artifact) if artifact else None,
                                   spec.space_id, follower, search=self.search)  # fmt: skip
             self._open[name] = collection = Collection(spec, engine, services)
+            self._unload_beyond_limit(keep=collection.backbone_key)
             return collection
+
+    def _unload_beyond_limit(self, keep: tuple[str, str]) -> None:
+        """Unload backbones beyond CE_MAX_BACKBONES, with the collections on them (they reopen on their next
+        request, from their snapshot); never `keep` (just opened) nor one a request is using."""
+        busy = {keep} | {c.backbone_key for c in self._open.values() if c.in_use}
+        for key in self.engines.beyond_limit(busy):
+            for name, collection in list(self._open.items()):
+                if collection.backbone_key == key:
+                    del self._open[name]
+                    collection.services.close()
+            self.engines.unload(key)
+            log.info("unloaded backbone %s/%s (CE_MAX_BACKBONES=%d)", *key, self.settings.max_backbones)
 
     def open_collections(self) -> list[Collection]:
         """The default and every named collection open in this process (what /metrics reports, without opening)."""

@@ -127,6 +127,7 @@ class Services:
             "correction": space.correction.artifact.metadata() if space.correction else None,
             "dim": self.dim,
             "search_space": space.describe_search(),
+            "backbones_loaded": [f"{backbone}/{pooling}" for backbone, pooling in self.engines.loaded()],
             "engine": self.engine.stats(),
             "index": self.served.status(),
             "limits": {

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import numpy as np
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from app.api.deps import ServicesDep, collection_services
+from app.api.deps import ServicesDep, open_collection
 from app.api.responses import json_response
 from app.api.routing import BoundedBodyRoute
 from app.api.schemas import EmbeddingItem, EmbeddingsRequest, EmbeddingsResponse, Usage
 from app.core.errors import InvalidInput, NotFound
 from app.services.container import Services
+from app.services.embedding import EmbeddingService
 
 router = APIRouter(prefix="/v1", tags=["openai"], route_class=BoundedBodyRoute)
 OWNER = "corrected-embeddings"
@@ -27,19 +30,27 @@ def _texts(value) -> list[str]:
     raise InvalidInput("input: token arrays are not accepted; send the text (this model tokenizes it itself)")
 
 
-async def _embedding_for(services: Services, model: str):
+@asynccontextmanager
+async def _embedding_for(services: Services, model: str) -> AsyncIterator[EmbeddingService]:
     """The default model by its name, or a collection (its backbone, pooling and correction) by its name."""
     if model == services.backbone.name:
-        return services.embedding
+        yield services.embedding
+        return
     try:
-        return (await collection_services(services, model)).embedding
+        collection = await open_collection(services, model)
     except NotFound:
         raise NotFound(f"model {model!r} is not served; GET /v1/models lists what is") from None
+    with collection.using() as space:
+        yield space.embedding
 
 
 @router.post("/embeddings", response_model=EmbeddingsResponse)
 async def embeddings(body: EmbeddingsRequest, services: ServicesDep) -> Response:
-    embedding = await _embedding_for(services, body.model)
+    async with _embedding_for(services, body.model) as embedding:
+        return await _embed(embedding, body)
+
+
+async def _embed(embedding: EmbeddingService, body: EmbeddingsRequest) -> Response:
     texts = _texts(body.input)
     vectors, _, _ = await embedding.embed_async(texts, dims=body.dimensions)
     if body.encoding_format == "base64":  # what the official client asks for: little-endian float32
