@@ -144,3 +144,13 @@ def test_metrics_report_each_open_collection(client):
     assert samples[("ce_collection_documents", (("collection", "default"),))] == 0
     info = dict(next(k for k in samples if k[0] == "ce_collection_info" and ("collection", "cats") in k[1])[1])
     assert (info["backbone"], info["pooling"]) == ("hashing", "cls")
+
+
+def test_a_collections_vectors_equal_a_single_collection_service_on_its_backbone(client, make_settings):
+    assert client.post("/collections", json={"name": "cats", "pooling": "cls", "correction": "none"}).status_code == 201
+    inside = client.post("/collections/cats/embed", json={"texts": CATS}).json()
+    alone = make_settings(backbone="hashing", pooling="cls", correction="none")
+    with serve_app(create_app(alone)) as single:
+        own = single.post("/embed", json={"texts": CATS}).json()
+    assert inside["model"] == own["model"] and inside["correction"] is own["correction"] is None
+    np.testing.assert_allclose(inside["embeddings"], own["embeddings"], atol=1e-6)
