@@ -125,3 +125,25 @@ def server_env(tmp_path, port: int, **extra) -> dict:
     """The environment `make run` gives: no CE_ variables but the data folder and port (embedded Redis)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CE_") and k != "REDIS_URL"}
     return {**env, "CE_DATA_DIR": str(tmp_path / "data"), "CE_PORT": str(port), **extra}
+
+
+TINY_WORDS = "the a cat dog sat on mat sun rain plane flies runs fast slow red blue green house tree".split()
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory):
+    """A 2-layer random BERT with its own word-level vocab, saved the way a user's model folder is."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *TINY_WORDS]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertTokenizerFast(vocab_file=str(folder / "vocab.txt")).save_pretrained(folder)
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=64,
+    )  # fmt: skip
+    BertModel(config).eval().save_pretrained(folder)
+    return folder

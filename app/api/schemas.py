@@ -175,6 +175,11 @@ class CollectionIn(Strict):
         None, description="auto (the backbone's current or bundled correction, the default), none, or an artifact id."
     )
     index_factory: StrictStr | None = Field(None, max_length=200, description="Default: CE_INDEX_FACTORY.")
+    model_path: StrictStr | None = Field(
+        None,
+        max_length=1024,
+        description="A local Hugging Face folder CE_COLLECTION_MODELS lists; default the service's.",
+    )
 
 
 class CollectionOut(BaseModel):
@@ -184,6 +189,7 @@ class CollectionOut(BaseModel):
     correction: str | None
     index_factory: str
     created_at: str
+    model_path: str | None = None
     fingerprint: str
     dim: int
     documents: int

@@ -71,6 +71,11 @@ class Settings(BaseSettings):
         description="Backbones a collection may use besides CE_BACKBONE (JSON list); each loads on first use.",
     )
 
+    collection_models: list[Path] = Field(
+        [],
+        description="Local Hugging Face model folders a collection may use (JSON list), with CE_BACKBONE or one of "
+        "CE_COLLECTION_BACKBONES (not hashing).",
+    )
     max_backbones: int = Field(
         0,
         ge=0,

@@ -1,13 +1,16 @@
-"""The encoders of one process: one per (backbone, pooling), shared by every collection that uses it."""
+"""The encoders of one process: one per (backbone, pooling, model folder), shared by every collection using it."""
 
 from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 from app.backbones.registry import build_backbone
 from app.core.config import Settings
 from app.engine.encoder import BatchingEngine
+
+Key = tuple[str, str, str | None]  # backbone, pooling, model folder (None: CE_MODEL_PATH, the service's own)
 
 
 def engine_for(settings: Settings, backbone=None) -> BatchingEngine:
@@ -25,24 +28,25 @@ class EnginePool:
 
     def __init__(self, settings: Settings, default: BatchingEngine):
         self._settings = settings
-        self.default_key = (settings.backbone, settings.pooling)
+        self.default_key: Key = (settings.backbone, settings.pooling, None)
         self._engines = {self.default_key: default}
         self._used = {self.default_key: time.monotonic()}
         self._lock = threading.Lock()
 
-    def get(self, backbone: str, pooling: str) -> BatchingEngine:
+    def get(self, key: Key) -> BatchingEngine:
+        """The encoder for (backbone, pooling, model folder or None: CE_MODEL_PATH's), loaded on first use."""
         with self._lock:  # one load at a time: two collections asking for a new backbone load it once
-            key = (backbone, pooling)
             if key not in self._engines:
-                self._engines[key] = engine_for(self._settings.model_copy(update={"backbone": backbone,
-                                                                                 "pooling": pooling}))  # fmt: skip
+                backbone, pooling, folder = key
+                update = {"backbone": backbone, "pooling": pooling, **({"model_path": Path(folder)} if folder else {})}
+                self._engines[key] = engine_for(self._settings.model_copy(update=update))
             self._used[key] = time.monotonic()
             return self._engines[key]
 
-    def loaded(self) -> list[tuple[str, str]]:
+    def loaded(self) -> list[Key]:
         return list(self._engines)
 
-    def beyond_limit(self, busy: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    def beyond_limit(self, busy: set[Key]) -> list[Key]:
         """What to unload to get back to CE_MAX_BACKBONES: the least recently used first, never the default one
         nor one in `busy` (a request is using it)."""
         with self._lock:
@@ -52,7 +56,7 @@ class EnginePool:
             idle = [k for k in self._engines if k != self.default_key and k not in busy]
             return sorted(idle, key=self._used.__getitem__)[:excess]
 
-    def unload(self, key: tuple[str, str]) -> None:
+    def unload(self, key: Key) -> None:
         """Close an encoder (it finishes what is queued first) and let go of its weights."""
         with self._lock:
             engine = self._engines.pop(key, None)

@@ -16,6 +16,7 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 from app.core.config import Settings
 from app.core.errors import ArtifactError, Conflict, InvalidInput, NotFound
@@ -47,6 +48,11 @@ class CollectionSpec:
     index_factory: str
     created_at: str = ""
     uid: str = ""  # new at each creation: a deleted collection's late writes never reach one made again
+    model_path: str | None = None  # a local Hugging Face folder CE_COLLECTION_MODELS allows; None: CE_MODEL_PATH
+
+    @property
+    def backbone_key(self) -> tuple[str, str, str | None]:
+        return self.backbone, self.pooling, self.model_path
 
     @property
     def space_id(self) -> str:
@@ -71,8 +77,8 @@ class Collection:
     _count: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
-    def backbone_key(self) -> tuple[str, str]:
-        return self.spec.backbone, self.spec.pooling
+    def backbone_key(self) -> tuple[str, str, str | None]:
+        return self.spec.backbone_key
 
     @contextmanager
     def using(self) -> Iterator[SpaceServices]:
@@ -151,9 +157,12 @@ class Collections:
         self._open: dict[str, Collection] = {}
         self._lock = threading.Lock()
 
-    def create(self, name: str, *, backbone=None, pooling=None, correction=None, index_factory=None) -> Collection:
+    def create(
+        self, name: str, *, backbone=None, pooling=None, correction=None, index_factory=None, model_path=None
+    ) -> Collection:
         """A new collection (409 if the name is taken); omitted settings take the service's own."""
         check_name(name)
+        model_path = self._allowed_model(model_path, backbone or self.settings.backbone)
         backbone, pooling = backbone or self.settings.backbone, pooling or self.settings.pooling
         allowed = [self.settings.backbone, *self.settings.collection_backbones]
         if backbone not in allowed:
@@ -164,18 +173,32 @@ class Collections:
         factory = index_factory or self.settings.index_factory
         if name == DEFAULT or self.specs.get(name) is not None:
             raise Conflict(f"collection {name!r} exists")
-        engine = self.engines.get(backbone, pooling)
+        engine = self.engines.get((backbone, pooling, model_path))
         try:
             VectorIndex(engine.backbone.dim, factory)
         except Exception as exc:  # faiss says why in many ways; all mean "not a factory string it can build"
             raise InvalidInput(f"index_factory {factory!r}: {exc}") from None
         artifact = self._correction(engine, correction or "auto")
         spec = CollectionSpec(name, backbone, pooling, artifact.id if artifact else None, factory,
-                              datetime.now(UTC).isoformat(timespec="seconds"), uuid.uuid4().hex[:12])  # fmt: skip
+                              datetime.now(UTC).isoformat(timespec="seconds"), uuid.uuid4().hex[:12],
+                              model_path)  # fmt: skip
         if not self.specs.create(name, spec.to_bytes()):
             raise Conflict(f"collection {name!r} exists")
         log.info("collection %s created: %s/%s, correction %s", name, backbone, pooling, spec.correction)
         return self.get(name)
+
+    def _allowed_model(self, model_path: str | None, backbone: str) -> str | None:
+        """A model folder CE_COLLECTION_MODELS lists, as it lists it (None: the service's own CE_MODEL_PATH)."""
+        if model_path is None:
+            return None
+        allowed = {str(Path(p).resolve()): str(p) for p in self.settings.collection_models}
+        folder = allowed.get(str(Path(model_path).resolve()))
+        if folder is None:
+            raise InvalidInput(f"model_path {model_path!r} is not served here (CE_COLLECTION_MODELS)")
+        if backbone == "hashing":
+            raise InvalidInput("the hashing backbone has no model folder")
+        own = self.settings.model_path
+        return None if own is not None and Path(own).resolve() == Path(folder).resolve() else folder
 
     def _correction(self, engine: BatchingEngine, choice: str) -> CorrectionArtifact | None:
         """`auto`: the backbone's current (or bundled) correction; `none`; or an artifact id kept in Redis."""
@@ -210,7 +233,7 @@ class Collections:
             if data is None:
                 raise NotFound(f"no collection named {name!r}")
             spec = CollectionSpec.from_bytes(data)
-            engine = self.engines.get(spec.backbone, spec.pooling)
+            engine = self.engines.get(spec.backbone_key)
             artifact = self._correction(engine, spec.correction) if spec.correction else None
             settings = self.settings.model_copy(update={"index_factory": spec.index_factory})
             follower = CollectionFollower(self.specs, name, self.store, engine.backbone)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import Future
+from pathlib import Path
 
 from app.backbones.base import Backbone
 from app.core.config import Settings
@@ -127,7 +128,7 @@ class Services:
             "correction": space.correction.artifact.metadata() if space.correction else None,
             "dim": self.dim,
             "search_space": space.describe_search(),
-            "backbones_loaded": [f"{backbone}/{pooling}" for backbone, pooling in self.engines.loaded()],
+            "backbones_loaded": [f"{b}/{p}" + (f" ({Path(m).name})" if m else "") for b, p, m in self.engines.loaded()],
             "engine": self.engine.stats(),
             "index": self.served.status(),
             "limits": {

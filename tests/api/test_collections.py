@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 
+from app.backbones import build_backbone
 from app.main import create_app
 from tests.conftest import serve_app
 
@@ -154,3 +155,26 @@ def test_a_collections_vectors_equal_a_single_collection_service_on_its_backbone
         own = single.post("/embed", json={"texts": CATS}).json()
     assert inside["model"] == own["model"] and inside["correction"] is own["correction"] is None
     np.testing.assert_allclose(inside["embeddings"], own["embeddings"], atol=1e-6)
+
+
+def test_a_collection_on_a_local_model_folder_the_server_was_told_to_serve(make_settings, tiny_bert):
+    settings = make_settings(backbone="hashing", collection_backbones=["huggingface"], collection_models=[tiny_bert])
+    texts = ["the cat sat on the mat", "a plane flies fast", "red house green tree"]
+    with serve_app(create_app(settings)) as c:
+        refused = c.post("/collections", json={"name": "x", "backbone": "huggingface", "model_path": "/elsewhere"})
+        assert refused.status_code == 422 and "CE_COLLECTION_MODELS" in refused.json()["error"]["message"]
+        hashing = c.post("/collections", json={"name": "x", "model_path": str(tiny_bert)})
+        assert hashing.status_code == 422 and "no model folder" in hashing.json()["error"]["message"]
+        body = {"name": "tiny", "backbone": "huggingface", "model_path": str(tiny_bert), "correction": "none"}
+        created = c.post("/collections", json=body)
+        assert created.status_code == 201, created.text
+        assert created.json()["model_path"] == str(tiny_bert) and created.json()["dim"] == 32
+        add(c, "/collections/tiny", texts, "t")
+        hits = c.get("/collections/tiny/search", params={"q": "a plane flies fast", "k": 1}).json()["results"]
+        assert hits[0]["id"] == "t1"
+        own = build_backbone(settings.model_copy(update={"backbone": "huggingface", "model_path": tiny_bert}))
+        want = own.encode(texts)
+        want /= np.linalg.norm(want, axis=1, keepdims=True)
+        got = c.post("/collections/tiny/embed", json={"texts": texts}).json()["embeddings"]
+        np.testing.assert_allclose(got, want, atol=1e-5)
+        assert "huggingface/mean (tiny-bert0)" in c.get("/info").json()["backbones_loaded"]

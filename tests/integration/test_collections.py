@@ -134,7 +134,7 @@ def test_beyond_max_backbones_the_least_recently_used_one_no_request_uses_is_unl
             assert len(services.engines.loaded()) == 3 and collections.opened("a") is a
         collections.create("c", pooling="embedding_avg", correction="none")
         # a (cls) and b (first_last_avg) are idle and least recently used: unloaded with their collections
-        assert services.engines.loaded() == [("hashing", "mean"), ("hashing", "embedding_avg")]
+        assert services.engines.loaded() == [("hashing", "mean", None), ("hashing", "embedding_avg", None)]
         assert collections.opened("a") is None and collections.opened("b") is None
         again = collections.get("a")  # its next request reopens it, its backbone loaded again
         assert again.services.documents.count() == 10

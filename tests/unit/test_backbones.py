@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertModel, BertTokenizerFast
+from transformers import BertModel, BertTokenizerFast
 
 from app.backbones import Backbone, available, build_backbone
 from app.backbones.hashing import HashingBackbone
@@ -13,22 +13,6 @@ from app.core.config import Settings
 from app.core.names import Pooling
 
 WORDS = "the a cat dog sat on mat sun rain plane flies runs fast slow red blue green house tree".split()
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory):
-    """A 2-layer random BERT with its own word-level vocab, saved the way a user's model folder is."""
-    folder = tmp_path_factory.mktemp("tiny-bert")
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
-    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    BertTokenizerFast(vocab_file=str(folder / "vocab.txt")).save_pretrained(folder)
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-        intermediate_size=64, max_position_embeddings=64,
-    )  # fmt: skip
-    BertModel(config).eval().save_pretrained(folder)
-    return folder
 
 
 def test_registry_lists_and_builds():

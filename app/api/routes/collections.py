@@ -17,7 +17,8 @@ router = APIRouter()
 def create_collection(body: CollectionIn, services: ServicesDep) -> dict:
     """A new collection; a backbone not loaded yet is loaded now (the first time can take a while)."""
     collection = services.collections.create(body.name, backbone=body.backbone, pooling=body.pooling,
-                                             correction=body.correction, index_factory=body.index_factory)  # fmt: skip
+                                             correction=body.correction, index_factory=body.index_factory,
+                                             model_path=body.model_path)  # fmt: skip
     return collection.describe()
 
 
