@@ -102,7 +102,7 @@ def fit_collection(name: str, method: str, params: dict, options, judged_dirs, o
         if not sentences:
             raise fail(f"collection {name!r} holds no documents to fit on", EXIT_BAD_INPUT)
         judged = judged_sets(backbone, judged_dirs, settings)
-        chosen = fit_from_vectors(backbone, sentences, vectors, method, params, f"collection:{name}", tuning=tuning,
+        chosen = fit_from_vectors(backbone, sentences, vectors, method, params, spec.space_id, tuning=tuning,
                                   judged=judged)  # fmt: skip
         if method == Method.AUTO:
             chosen, record = guarded_choice(backbone, chosen, general, tuning)

@@ -21,7 +21,7 @@ from pathlib import Path
 from app.core.config import Settings
 from app.core.errors import ArtifactError, Conflict, InvalidInput, NotFound
 from app.core.names import Pooling
-from app.correction.artifact import CorrectionArtifact
+from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.correction.registry import check_compatible, load_version, publish, resolve_correction
 from app.engine.encoder import BatchingEngine
@@ -49,6 +49,7 @@ class CollectionSpec:
     created_at: str = ""
     uid: str = ""  # new at each creation: a deleted collection's late writes never reach one made again
     model_path: str | None = None  # a local Hugging Face folder CE_COLLECTION_MODELS allows; None: CE_MODEL_PATH
+    fingerprint: str = ""  # of its backbone: where the corrections fitted on it are kept
 
     @property
     def backbone_key(self) -> tuple[str, str, str | None]:
@@ -181,7 +182,7 @@ class Collections:
         artifact = self._correction(engine, correction or "auto")
         spec = CollectionSpec(name, backbone, pooling, artifact.id if artifact else None, factory,
                               datetime.now(UTC).isoformat(timespec="seconds"), uuid.uuid4().hex[:12],
-                              model_path)  # fmt: skip
+                              model_path, engine.backbone.fingerprint)  # fmt: skip
         if not self.specs.create(name, spec.to_bytes()):
             raise Conflict(f"collection {name!r} exists")
         log.info("collection %s created: %s/%s, correction %s", name, backbone, pooling, spec.correction)
@@ -275,14 +276,28 @@ class Collections:
             data = self.specs.take(name)
         if data is None:
             raise NotFound(f"no collection named {name!r}")
-        space_id = CollectionSpec.from_bytes(data).space_id
+        spec = CollectionSpec.from_bytes(data)
+        space_id = spec.space_id
         if collection is not None:
             collection.services.close()
         self.store.drop_space(space_id)
+        self._drop_own_corrections(spec)
         path = SnapshotFile(self.store, space_id, self.settings.data_dir / "index").path
         if path is not None:
             path.unlink(missing_ok=True)
         log.info("collection %s deleted", name)
+
+    def _drop_own_corrections(self, spec: CollectionSpec) -> None:
+        """Corrections fitted on the collection's documents go with it, unless another collection serves one."""
+        kept = {CollectionSpec.from_bytes(d).correction for d in self.specs.all().values()}
+        for artifact_id in self.store.artifact_versions(spec.fingerprint):
+            data = self.store.get_artifact(spec.fingerprint, artifact_id)
+            try:
+                source = CorrectionArtifact.from_bytes(data or b"").corpus.source
+            except ArtifactFormatError:
+                continue
+            if source == spec.space_id and artifact_id not in kept:
+                self.store.delete_artifact(spec.fingerprint, artifact_id)
 
     def close(self) -> None:
         with self._lock:

@@ -134,6 +134,16 @@ class RedisStore:
         """Artifact ids for this backbone, oldest first."""
         return [v.decode() for v in self.client.zrange(self._artifact_key(fingerprint, "versions"), 0, -1)]
 
+    @store_call
+    def delete_artifact(self, fingerprint: str, artifact_id: str) -> bool:
+        """Drop a version (never the one `current` names); False if it is current or unknown."""
+        if self.current_artifact_id(fingerprint) == artifact_id:
+            return False
+        pipe = self.client.pipeline(transaction=True)
+        pipe.delete(self._artifact_key(fingerprint, f"v:{artifact_id}"))
+        pipe.zrem(self._artifact_key(fingerprint, "versions"), artifact_id)
+        return bool(pipe.execute()[0])
+
     # --- documents -------------------------------------------------------------------------------
 
     def _doc_key(self, space: str, doc_id: str) -> str:

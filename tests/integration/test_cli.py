@@ -441,7 +441,7 @@ def test_eval_search_scores_a_tiny_collection_and_reuses_its_cache(env, tmp_path
     assert read_artifact_file(out).extra["search"] == {k: v for k, v in space.items() if k != "correction"}
 
 
-def test_collections_from_the_command_line_and_a_fit_on_a_collections_own_documents(env, tmp_path):
+def test_collections_from_the_command_line_and_a_fit_on_a_collections_own_documents(env, tmp_path, store):
     def listed() -> dict:
         r = run_cli("collections", "list", "--json", env=env)
         assert r.returncode == 0, r.stderr[-2000:]
@@ -466,13 +466,15 @@ def test_collections_from_the_command_line_and_a_fit_on_a_collections_own_docume
     assert fitted.startswith("whitening-") and "published" in r.stderr
     assert listed()["notes"]["correction"] == fitted and listed()["notes"]["dim"] == 16
     artifact = read_artifact_file(tmp_path / "data" / "artifacts" / f"{fitted}.npz")
-    assert artifact.corpus.size == 512 and artifact.corpus.source == "collection:notes"
+    assert artifact.corpus.size == 512 and artifact.corpus.source.startswith("collection:notes:")
     r = run_cli("fit", "--collection", "notes", "--method", "auto", env=env)  # judged on STS-B pairs against it
     assert r.returncode == 0 and '"general": "' + fitted in r.stderr, r.stderr[-2000:]
     assert run_cli("fit", "--collection", "nope", env=env).returncode == 2
     assert run_cli("fit", env=env).returncode == 2  # --corpus or --collection
+    assert store.get_artifact(artifact.backbone.fingerprint, fitted) is not None
     assert run_cli("collections", "delete", "notes", env=env).returncode == 0
     assert list(listed()) == ["default"]
+    assert store.get_artifact(artifact.backbone.fingerprint, fitted) is None  # its own corrections went with it
 
 
 def test_bench_collections_reports_memory_of_one_two_and_three_collections(tmp_path):
