@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +28,30 @@ __all__ = ["HuggingFaceBackbone", "default_model_path", "length_batches"]
 hf_logging.disable_progress_bar()  # a weight-loading bar on every start-up is noise, not progress
 
 
+@dataclass(eq=False)
+class _Weights:
+    """A loaded model (and its packed form): one per weights in a process, whatever the poolings using it."""
+
+    model: torch.nn.Module
+    packed: PackedBert | None
+    lock: threading.Lock = field(default_factory=threading.Lock)  # one forward pass at a time on these weights
+
+
+_LOADED: weakref.WeakValueDictionary[tuple[str, bool], _Weights] = weakref.WeakValueDictionary()
+_LOADING = threading.Lock()
+
+
+def _loaded_weights(model_path: Path, weights: str, packed: bool) -> _Weights:
+    """The model for these weights, loaded once while any backbone holds it: two poolings share one copy."""
+    with _LOADING:
+        found = _LOADED.get((weights, packed))
+        if found is None:
+            model = AutoModel.from_pretrained(model_path, local_files_only=True).eval()
+            found = _Weights(model, PackedBert(model) if packed and supports_packed(model) else None)
+            _LOADED[(weights, packed)] = found
+        return found
+
+
 class HuggingFaceBackbone:
     """A transformers encoder plus a pooling; encodes length-sorted batches without gradients."""
 
@@ -44,7 +70,9 @@ class HuggingFaceBackbone:
         model_path = Path(model_path)
         if not model_path.is_dir():
             raise FileNotFoundError(f"model folder not found: {model_path}")
-        self.model = AutoModel.from_pretrained(model_path, local_files_only=True).eval()
+        weights = hash_weights(model_path)
+        self._weights = _loaded_weights(model_path, weights, packed)  # shared by every pooling of these weights
+        self.model = self._weights.model
         limit = getattr(self.model.config, "max_position_embeddings", max_length) or max_length
         self.max_length = min(max_length, limit)
         self.tokens = Tokenizer(model_path, self.max_length)
@@ -55,13 +83,13 @@ class HuggingFaceBackbone:
         self.dim = int(self.model.config.hidden_size)
         self.vocab_size = int(self.model.config.vocab_size)
         self.fingerprint = make_fingerprint(
-            model=self.name, weights=hash_weights(model_path), pooling=pooling, max_length=self.max_length
+            model=self.name, weights=weights, pooling=pooling, max_length=self.max_length
         )
         self._needs_all_layers = pooling == Pooling.FIRST_LAST_AVG
         # The input embeddings come before every layer: embedding_avg needs no transformer layer at all.
         self._embeddings_only = pooling == Pooling.EMBEDDING_AVG and hasattr(self.model, "embeddings")
-        self._packed = PackedBert(self.model) if packed and supports_packed(self.model) else None
-        self._lock = threading.Lock()
+        self._packed = self._weights.packed
+        self._lock = self._weights.lock
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         return self.tokens.counts(texts)

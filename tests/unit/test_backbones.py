@@ -1,5 +1,7 @@
 """The backbone seam: the registry, the Hugging Face loader on a tiny random BERT, and the poolings."""
 
+import gc
+
 import numpy as np
 import pytest
 import torch
@@ -167,3 +169,21 @@ def test_a_first_start_exports_in_a_child_process_so_the_server_never_holds_torc
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split("\n")[-2] == "(1, 32) False False"
     assert sorted(p.name.split("-", 2)[-1] for p in tmp_path.glob("*.onnx")) == ["v3-int8.onnx", "v3-none.onnx"]
+
+
+def test_two_poolings_of_one_model_share_its_weights(tiny_bert):
+    mean = HuggingFaceBackbone(tiny_bert, pooling="mean", max_length=32)
+    cls = HuggingFaceBackbone(tiny_bert, pooling="cls", max_length=32)
+    assert mean.model is cls.model and mean.fingerprint != cls.fingerprint
+    texts = ["the cat sat on the mat", "a plane flies fast"]
+    alone = HuggingFaceBackbone(tiny_bert, pooling="cls", max_length=32, packed=False)  # its own copy
+    assert alone.model is not cls.model
+    np.testing.assert_allclose(cls.encode(texts), alone.encode(texts), atol=1e-5)
+    from app.backbones.huggingface import _LOADED
+    from app.backbones.tokens import hash_weights
+
+    key = (hash_weights(tiny_bert), True)
+    assert _LOADED[key].model is mean.model
+    del mean, cls
+    gc.collect()
+    assert key not in _LOADED  # let go once no backbone holds it
