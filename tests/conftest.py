@@ -139,7 +139,9 @@ def tiny_bert(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tiny-bert")
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *TINY_WORDS]
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    BertTokenizerFast(vocab_file=str(folder / "vocab.txt")).save_pretrained(folder)
+    tokenizer = BertTokenizerFast(vocab={token: i for i, token in enumerate(vocab)})
+    assert tokenizer("the cat sat").input_ids == [2, 5, 7, 9, 3]  # its words, not [UNK] (id 1)
+    tokenizer.save_pretrained(folder)
     torch.manual_seed(0)
     config = BertConfig(
         vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,

@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from app.cli.adaptation import adapt_backbone
 from app.cli.benchmarks import bench, bench_collections, bench_search, load
 from app.cli.collections import collections
 from app.cli.corrections import eval_search, evaluate, fit, isotropy
@@ -26,6 +27,7 @@ for name, command in (
     ("eval", evaluate),
     ("eval-search", eval_search),
     ("isotropy", isotropy),
+    ("adapt", adapt_backbone),
     ("report", report),
     ("compare", compare),
     ("bench", bench),

@@ -1,0 +1,82 @@
+"""`adapt`: contrastive training of the backbone on a corpus (SimCSE, ConSERT), written only if it helps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from app.cli.options import EXIT_BAD_INPUT, CorpusOpt, PoolingOpt, TuneOpt, fail, guarded, settings_for
+
+
+@guarded
+def adapt_backbone(
+    corpus: CorpusOpt,
+    out: Annotated[Path, typer.Option(help="Folder for the adapted model: serve it with CE_MODEL_PATH.")],
+    method: Annotated[
+        Literal["simcse", "consert"], typer.Option(help="simcse: dropout views; consert: augmented.")
+    ] = "simcse",
+    pooling: PoolingOpt = None,
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over the corpus.")] = 1,
+    batch_size: Annotated[int, typer.Option(min=2, help="Sentences per step (each one's negatives).")] = 64,
+    lr: Annotated[float, typer.Option(min=0, help="AdamW learning rate.")] = 3e-5,
+    seconds: Annotated[float | None, typer.Option(min=1, help="Stop training after this long.")] = None,
+    eval_steps: Annotated[
+        int | None, typer.Option(min=1, help="Also score on the tuning pairs every this many steps.")
+    ] = None,
+    max_length: Annotated[int, typer.Option(min=8, help="Tokens per training sentence.")] = 64,
+    augment: Annotated[
+        str | None,
+        typer.Option(
+            help="Views, comma-separated: dropout, shuffle, token-cutoff, feature-cutoff; default: "
+            "dropout (simcse), shuffle,feature-cutoff (consert)."
+        ),
+    ] = None,
+    tune_pairs: TuneOpt = None,
+    force: Annotated[bool, typer.Option(help="Write the adapted model even if it did not beat the start.")] = False,
+) -> None:
+    """Adapt the backbone to a corpus without labels; keeps the weights that score best on the tuning pairs and
+    refuses to write them unless they beat the starting model (or --force). Prints the folder."""
+    import numpy as np
+    from transformers import AutoModel, AutoTokenizer
+
+    from app.backbones.tokens import local_model
+    from app.offline.adapt import AdaptConfig, adapt, encode
+    from app.offline.datasets import read_corpus, read_pairs
+    from app.offline.evaluation import spearman_x100
+
+    settings = settings_for(pooling)
+    views = tuple(a.strip() for a in (augment or "").split(",") if a.strip())
+    config = AdaptConfig(method, settings.pooling, epochs, batch_size, lr, max_length=max_length, seconds=seconds,
+                         eval_steps=eval_steps, augment=views)  # fmt: skip
+    config.views  # noqa: B018 - an unknown augmentation stops here, before any training
+    path, _ = local_model(settings)
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = AutoModel.from_pretrained(path, local_files_only=True)
+    files = tune_pairs or settings.tune_pairs
+    pairs = [read_pairs(f) for f in files]
+    left = [t for p in pairs for t in p.left]
+    right = [t for p in pairs for t in p.right]
+    gold = np.concatenate([p.scores for p in pairs])
+    unique = list(dict.fromkeys(left + right))
+
+    def score() -> float:
+        vectors = dict(zip(unique, encode(model, tokenizer, unique, config.pooling), strict=True))
+        return spearman_x100(np.array([vectors[t] for t in left]), np.array([vectors[t] for t in right]), gold)
+
+    result = adapt(model, tokenizer, read_corpus(corpus), score, config)
+    summary = {"method": method, "views": list(config.views), "pooling": config.pooling, "steps": result.steps,
+               "seconds": result.seconds, "tuned_on": "+".join(Path(f).name for f in files),
+               "start_score": round(result.start_score, 2), "best_score": round(result.best_score, 2),
+               "best_step": result.best_step, "scores": result.scores, "from": str(path)}  # fmt: skip
+    typer.echo(json.dumps(summary), err=True)
+    if not result.improved and not force:
+        raise fail(f"not written: no step beat the starting model on {summary['tuned_on']} "
+                   f"({result.start_score:.2f}); --force writes it anyway", EXIT_BAD_INPUT)  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    (out / "adapt.json").write_text(json.dumps(summary, indent=2) + "\n")
+    typer.echo(str(out))

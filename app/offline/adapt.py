@@ -1,0 +1,161 @@
+"""Unsupervised contrastive adaptation of the backbone to a corpus (SimCSE, ConSERT), kept only if it helps.
+
+Two views of each sentence are encoded with the served pooling; the other sentences of the batch are the
+negatives (InfoNCE at temperature 0.05). SimCSE's views differ by dropout alone; ConSERT's by the chosen
+augmentations. The model scoring best on the tuning pairs, checked at the start, every `eval_steps` and at
+each epoch's end, is the one kept: adaptation, like a correction, must not make similarity worse.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from app.backbones.pooling import pool
+from app.core.names import Pooling
+
+AUGMENTS = ("dropout", "shuffle", "token-cutoff", "feature-cutoff")
+DEFAULT_AUGMENTS = {"simcse": ("dropout",), "consert": ("shuffle", "feature-cutoff")}  # ConSERT's best pair
+TOKEN_CUTOFF, FEATURE_CUTOFF = 0.15, 0.2  # share of tokens / of embedding features zeroed (ConSERT's rates)
+
+
+@dataclass(frozen=True)
+class AdaptConfig:
+    method: str = "simcse"
+    pooling: str = Pooling.MEAN
+    epochs: int = 1
+    batch_size: int = 64
+    lr: float = 3e-5
+    temperature: float = 0.05
+    max_length: int = 64
+    seconds: float | None = None  # stop training after this long (the best model so far is kept)
+    eval_steps: int | None = None  # also score on the tuning pairs every this many steps
+    augment: tuple[str, ...] = ()  # default: the method's own (DEFAULT_AUGMENTS)
+    seed: int = 0
+
+    @property
+    def views(self) -> tuple[str, ...]:
+        chosen = self.augment or DEFAULT_AUGMENTS[self.method]
+        unknown = sorted(set(chosen) - set(AUGMENTS))
+        if unknown:
+            raise ValueError(f"unknown augmentation {', '.join(unknown)}; choose from {', '.join(AUGMENTS)}")
+        return tuple(chosen)
+
+
+@dataclass
+class AdaptResult:
+    """The best weights found, how they scored, and what training did."""
+
+    state: dict = field(repr=False)
+    start_score: float
+    best_score: float
+    best_step: int
+    steps: int
+    seconds: float
+    losses: list[float] = field(repr=False, default_factory=list)
+    scores: list[tuple[int, float]] = field(default_factory=list)
+
+    @property
+    def improved(self) -> bool:
+        return self.best_step > 0 and self.best_score > self.start_score
+
+
+def _hidden(model, input_ids, mask, types, pooling: str, views: Sequence[str], training: bool) -> torch.Tensor:
+    """One view of a batch: the augmentations on the input embeddings, then the encoder and the pooling."""
+    if training and "shuffle" in views:  # the order of each text's own tokens, [CLS] and [SEP] kept in place
+        input_ids = input_ids.clone()
+        for row, n in enumerate(mask.sum(1).tolist()):
+            inner = torch.randperm(n - 2) + 1 if n > 3 else torch.arange(1, n - 1)
+            input_ids[row, 1 : n - 1] = input_ids[row, inner]
+    embeds = model.embeddings.word_embeddings(input_ids)
+    if training and "token-cutoff" in views:
+        keep = (torch.rand(mask.shape) >= TOKEN_CUTOFF).to(embeds.dtype)
+        keep[:, 0] = 1.0
+        embeds = embeds * keep.unsqueeze(-1)
+    if training and "feature-cutoff" in views:
+        keep = (torch.rand(embeds.shape[0], 1, embeds.shape[-1]) >= FEATURE_CUTOFF).to(embeds.dtype)
+        embeds = embeds * keep
+    if pooling == Pooling.EMBEDDING_AVG:
+        hidden = (model.embeddings(inputs_embeds=embeds, token_type_ids=types),)
+    else:
+        out = model(inputs_embeds=embeds, attention_mask=mask, token_type_ids=types,
+                    output_hidden_states=pooling == Pooling.FIRST_LAST_AVG)  # fmt: skip
+        hidden = out.hidden_states if pooling == Pooling.FIRST_LAST_AVG else (out.last_hidden_state,)
+    return pool(pooling, hidden, mask)
+
+
+def _batch(tokenizer, texts: Sequence[str], max_length: int):
+    enc = tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    return enc["input_ids"], enc["attention_mask"], enc.get("token_type_ids")
+
+
+@torch.inference_mode()
+def encode(model, tokenizer, texts: Sequence[str], pooling: str, *, batch_size: int = 128, max_length: int = 128):
+    """Vectors of `texts` with the model in eval mode (no augmentation): what the served backbone would give."""
+    model.eval()
+    out = []
+    for start in range(0, len(texts), batch_size):
+        ids, mask, types = _batch(tokenizer, texts[start : start + batch_size], max_length)
+        out.append(_hidden(model, ids, mask, types, pooling, (), training=False).float().numpy())
+    return np.concatenate(out) if out else np.empty((0, model.config.hidden_size), dtype=np.float32)
+
+
+def adapt(model, tokenizer, sentences: Sequence[str], score: Callable[[], float], config: AdaptConfig,
+          *, progress: bool = True) -> AdaptResult:  # fmt: skip
+    """Train `model` in place on `sentences`; `score()` rates the current weights on the tuning pairs."""
+    views = config.views
+    torch.manual_seed(config.seed)
+    order = random.Random(config.seed)
+    texts = list(dict.fromkeys(s for s in sentences if s.strip()))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
+    started = time.monotonic()
+    start_score = score()
+    best = (start_score, 0, copy.deepcopy(model.state_dict()))
+    result = AdaptResult({}, start_score, start_score, 0, 0, 0.0, scores=[(0, round(start_score, 2))])
+    per_epoch = max(1, len(texts) // config.batch_size)
+
+    def check(step: int) -> None:
+        nonlocal best
+        value = score()
+        result.scores.append((step, round(value, 2)))
+        if value > best[0]:
+            best = (value, step, copy.deepcopy(model.state_dict()))
+
+    with tqdm(total=per_epoch * config.epochs, desc=f"adapt ({config.method})", unit="step",
+              disable=not progress) as bar:  # fmt: skip
+        for _ in range(config.epochs):
+            order.shuffle(texts)
+            for start in range(0, per_epoch * config.batch_size, config.batch_size):
+                if config.seconds is not None and time.monotonic() - started > config.seconds:
+                    break
+                model.train() if "dropout" in views else model.eval()
+                ids, mask, types = _batch(tokenizer, texts[start : start + config.batch_size], config.max_length)
+                left = _hidden(model, ids, mask, types, config.pooling, views, training=True)
+                right = _hidden(model, ids, mask, types, config.pooling, views, training=True)
+                sims = torch.nn.functional.cosine_similarity(left.unsqueeze(1), right.unsqueeze(0), dim=-1)
+                loss = torch.nn.functional.cross_entropy(sims / config.temperature, torch.arange(len(ids)))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                result.steps += 1
+                result.losses.append(loss.item())
+                bar.update(1)
+                bar.set_postfix(loss=f"{result.losses[-1]:.3f}")
+                if config.eval_steps and result.steps % config.eval_steps == 0:
+                    check(result.steps)
+            if not result.scores or result.scores[-1][0] != result.steps:
+                check(result.steps)  # the end of each epoch (or of the time limit)
+            if config.seconds is not None and time.monotonic() - started > config.seconds:
+                break
+    result.best_score, result.best_step, result.state = best
+    result.seconds = round(time.monotonic() - started, 1)
+    model.load_state_dict(result.state)
+    model.eval()
+    return result

@@ -1,0 +1,75 @@
+"""Contrastive adaptation on a tiny random BERT: the loss falls, the best weights are kept, the folder serves."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+from app.backbones.huggingface import HuggingFaceBackbone
+from app.core.errors import ArtifactError
+from app.correction.registry import check_compatible
+from app.offline.adapt import AdaptConfig, adapt
+from app.offline.fit import fit_artifact
+from tests.conftest import ROOT, TINY_WORDS
+
+SENTENCES = [" ".join(words) for words in itertools.combinations(TINY_WORDS, 3)][:384]  # distinct word sets
+
+
+def load(folder):
+    return AutoModel.from_pretrained(folder, local_files_only=True), AutoTokenizer.from_pretrained(folder)
+
+
+@pytest.mark.parametrize("method", ["simcse", "consert"])
+def test_the_contrastive_loss_falls(tiny_bert, method):
+    model, tokenizer = load(tiny_bert)
+    config = AdaptConfig(method, "mean", epochs=3, batch_size=32, lr=1e-3, max_length=16)
+    result = adapt(model, tokenizer, SENTENCES, lambda: 0.0, config, progress=False)
+    first, last = sum(result.losses[:5]) / 5, sum(result.losses[-5:]) / 5
+    assert result.steps == 36 and last < 0.7 * first, (first, last)
+
+
+def test_the_best_weights_are_kept_and_a_worse_model_is_not_called_an_improvement(tiny_bert):
+    model, tokenizer = load(tiny_bert)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    scores = iter([50.0, 10.0, 5.0, 1.0])  # the start scores best: every step made it worse
+    config = AdaptConfig("simcse", "cls", epochs=3, batch_size=32, lr=1e-3, max_length=16)
+    result = adapt(model, tokenizer, SENTENCES, lambda: next(scores), config, progress=False)
+    assert result.best_step == 0 and not result.improved and result.scores == [(0, 50.0), (12, 10.0), (24, 5.0),
+                                                                                (36, 1.0)]  # fmt: skip
+    assert all(torch.equal(v, start[k]) for k, v in model.state_dict().items())  # back to the starting weights
+
+
+def test_an_unknown_augmentation_is_refused_before_training():
+    with pytest.raises(ValueError, match="unknown augmentation blur"):
+        _ = AdaptConfig("consert", augment=("shuffle", "blur")).views
+
+
+def test_the_adapted_folder_serves_with_a_new_fingerprint_and_refuses_the_old_correction(tiny_bert, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(SENTENCES))
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text(
+        "\n".join(f"{a}\t{b}\t{i % 5}" for i, (a, b) in enumerate(zip(SENTENCES, SENTENCES[1:], strict=False)))
+    )
+    out = tmp_path / "adapted"
+    env = {"CE_MODEL_PATH": str(tiny_bert), "CE_BACKBONE": "huggingface", "PATH": "/usr/bin:/bin"}
+    args = ["adapt", "--corpus", str(corpus), "--out", str(out), "--method", "consert", "--batch-size", "32",
+            "--lr", "0.001", "--max-length", "16", "--tune-pairs", str(pairs), "--force"]  # fmt: skip
+    run = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    summary = json.loads((out / "adapt.json").read_text())
+    assert summary["steps"] == 12 and summary["views"] == ["shuffle", "feature-cutoff"]
+    before = HuggingFaceBackbone(tiny_bert, pooling="mean", max_length=32)
+    after = HuggingFaceBackbone(out, pooling="mean", max_length=32)
+    assert after.dim == before.dim and after.fingerprint != before.fingerprint
+    old = fit_artifact(before, SENTENCES, "whitening", {"alpha": 0.5}, progress=False)
+    check_compatible(old, before)
+    with pytest.raises(ArtifactError, match="fitted on backbone"):
+        check_compatible(old, after)
