@@ -80,7 +80,7 @@ def fit_collection(name: str, method: str, params: dict, options, judged_dirs, o
     from app.correction.registry import publish as publish_artifact
     from app.offline.collection_fit import guarded_choice, stored_corpus
     from app.offline.fit import fit_from_vectors
-    from app.services.collections import CollectionSpec, set_correction
+    from app.services.collection_spec import CollectionSpec, set_correction
     from app.services.container import connect_store
     from app.store.collection_store import CollectionStore
 

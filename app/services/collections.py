@@ -6,15 +6,13 @@ under its own space in Redis, and shares an encoder with every collection on the
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import threading
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,43 +26,19 @@ from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool
 from app.index.faiss_index import VectorIndex
 from app.index.snapshot import SnapshotFile
+from app.services.collection_spec import (
+    DEFAULT,
+    NAME,
+    CollectionFollower,
+    CollectionSpec,
+    check_name,
+    set_correction,
+)
 from app.services.spaces import SpaceServices, open_space
 from app.store.collection_store import CollectionStore
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
-NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-DEFAULT = "default"
-
-
-@dataclass(frozen=True)
-class CollectionSpec:
-    """What a collection is, as Redis keeps it: fixed when it is created."""
-
-    name: str
-    backbone: str
-    pooling: str
-    correction: str | None  # the artifact id its vectors are corrected by; None: raw vectors
-    index_factory: str
-    created_at: str = ""
-    uid: str = ""  # new at each creation: a deleted collection's late writes never reach one made again
-    model_path: str | None = None  # a local Hugging Face folder CE_COLLECTION_MODELS allows; None: CE_MODEL_PATH
-    fingerprint: str = ""  # of its backbone: where the corrections fitted on it are kept
-
-    @property
-    def backbone_key(self) -> tuple[str, str, str | None]:
-        return self.backbone, self.pooling, self.model_path
-
-    @property
-    def space_id(self) -> str:
-        return f"collection:{self.name}:{self.uid}"
-
-    def to_bytes(self) -> bytes:
-        return json.dumps(asdict(self)).encode()
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> CollectionSpec:
-        return cls(**json.loads(data))
 
 
 @dataclass(eq=False)
@@ -103,41 +77,6 @@ class Collection:
             "search_space": space.describe_search(),
             "index": self.services.served.status(),
         }
-
-
-def set_correction(specs: CollectionStore, name: str, artifact_id: str) -> None:
-    """Point a collection at another correction in Redis; every process serving it follows (404 if deleted)."""
-
-    def change(data: bytes) -> bytes:
-        return replace(CollectionSpec.from_bytes(data), correction=artifact_id).to_bytes()
-
-    if not specs.update(name, change):
-        raise NotFound(f"no collection named {name!r}")
-
-
-class CollectionFollower:
-    """What a collection's index follows: the correction its settings in Redis name, once it changes."""
-
-    def __init__(self, specs: CollectionStore, name: str, store: RedisStore, backbone):
-        self.specs, self.name, self.store, self.backbone = specs, name, store, backbone
-        self._refused: str | None = None
-
-    def __call__(self, serving_id: str | None) -> Correction | None:
-        data = self.specs.get(self.name)
-        wanted = CollectionSpec.from_bytes(data).correction if data is not None else None
-        if wanted is None or wanted in (serving_id, self._refused):
-            return None
-        try:
-            return Correction(load_version(self.store, self.backbone, wanted))
-        except ArtifactError as exc:
-            log.error("collection %s: refusing %s; %s keeps serving: %s", self.name, wanted, serving_id, exc)
-            self._refused = wanted
-            return None
-
-
-def check_name(name: str) -> None:
-    if not NAME.fullmatch(name):
-        raise InvalidInput(f"collection name {name!r} must match {NAME.pattern}")
 
 
 class Collections:

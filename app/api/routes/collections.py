@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from app.api.deps import ServicesDep
 from app.api.schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
 from app.core.errors import BadRequest
-from app.services.collections import DEFAULT
+from app.services.collection_spec import DEFAULT
 
 router = APIRouter()
 

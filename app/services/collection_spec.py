@@ -1,0 +1,83 @@
+"""A collection's settings as Redis keeps them, the name rule, and the follower of its correction."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import asdict, dataclass, replace
+
+from app.core.errors import ArtifactError, InvalidInput, NotFound
+from app.correction.pipeline import Correction
+from app.correction.registry import load_version
+from app.store.collection_store import CollectionStore
+from app.store.redis_store import RedisStore
+
+log = logging.getLogger(__name__)
+NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+DEFAULT = "default"
+
+
+@dataclass(frozen=True)
+class CollectionSpec:
+    """What a collection is, as Redis keeps it: fixed at creation but for the correction it serves."""
+
+    name: str
+    backbone: str
+    pooling: str
+    correction: str | None  # the artifact id its vectors are corrected by; None: raw vectors
+    index_factory: str
+    created_at: str = ""
+    uid: str = ""  # new at each creation: a deleted collection's late writes never reach one made again
+    model_path: str | None = None  # a local Hugging Face folder CE_COLLECTION_MODELS allows; None: CE_MODEL_PATH
+    fingerprint: str = ""  # of its backbone: where the corrections fitted on it are kept
+
+    @property
+    def backbone_key(self) -> tuple[str, str, str | None]:
+        return self.backbone, self.pooling, self.model_path
+
+    @property
+    def space_id(self) -> str:
+        return f"collection:{self.name}:{self.uid}"
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(asdict(self)).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> CollectionSpec:
+        return cls(**json.loads(data))
+
+
+def set_correction(specs: CollectionStore, name: str, artifact_id: str) -> None:
+    """Point a collection at another correction in Redis; every process serving it follows (404 if deleted)."""
+
+    def change(data: bytes) -> bytes:
+        return replace(CollectionSpec.from_bytes(data), correction=artifact_id).to_bytes()
+
+    if not specs.update(name, change):
+        raise NotFound(f"no collection named {name!r}")
+
+
+class CollectionFollower:
+    """What a collection's index follows: the correction its settings in Redis name, once it changes."""
+
+    def __init__(self, specs: CollectionStore, name: str, store: RedisStore, backbone):
+        self.specs, self.name, self.store, self.backbone = specs, name, store, backbone
+        self._refused: str | None = None
+
+    def __call__(self, serving_id: str | None) -> Correction | None:
+        data = self.specs.get(self.name)
+        wanted = CollectionSpec.from_bytes(data).correction if data is not None else None
+        if wanted is None or wanted in (serving_id, self._refused):
+            return None
+        try:
+            return Correction(load_version(self.store, self.backbone, wanted))
+        except ArtifactError as exc:
+            log.error("collection %s: refusing %s; %s keeps serving: %s", self.name, wanted, serving_id, exc)
+            self._refused = wanted
+            return None
+
+
+def check_name(name: str) -> None:
+    if not NAME.fullmatch(name):
+        raise InvalidInput(f"collection name {name!r} must match {NAME.pattern}")
