@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 
 from app.cli.offline import offline_backbone, tuning_pairs
@@ -27,21 +28,34 @@ from app.cli.options import (
 from app.core.config import get_settings
 from app.core.names import Method
 
+PICTURE_PAIRS = 400  # test pairs drawn in the pictures of the spaces (800 sentences)
+
 
 @guarded
 def report(
-    out: Annotated[Path, typer.Option(help="Folder for report.md and the PNG plots (created).")],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Folder for report.md and the PNG plots; default CE_DATA_DIR/report (the page shows its pictures)."
+        ),
+    ] = None,
+    adapted: Annotated[
+        Path | None, typer.Option(help="A model folder from `adapt`: its space is drawn beside raw and corrected.")
+    ] = None,
     pooling: PoolingsOpt = None,
     fit_corpus: FitCorpusOpt = STS_TRAIN,
     test_pairs: TestPairsOpt = STS_TEST,
     tune_pairs: TuneOpt = None,
 ) -> None:
     """Write a Markdown summary (methods x poolings on STS-B test, isotropy) and plots to OUT."""
+    from app.backbones.huggingface import HuggingFaceBackbone
+    from app.benchmarks.pictures import plot_spaces
     from app.benchmarks.report import evaluate_methods, plot_cosines, plot_spectrum, write_markdown
     from app.correction import Correction
     from app.offline.datasets import read_corpus, read_pairs
     from app.offline.fit import encode_all, encode_pairs, fit_from_vectors
 
+    out = out or get_settings().data_dir / "report"
     out.mkdir(parents=True, exist_ok=True)
     corpus, test = read_corpus(fit_corpus), read_pairs(test_pairs)
     results, plots = [], {}
@@ -62,6 +76,13 @@ def report(
             "spectrum": plot_spectrum(out / f"spectrum-{name}.png", vectors, correction, title),
             "cosines": plot_cosines(out / f"cosines-{name}.png", vectors, test_vectors, correction, title),
         }
+        n = min(PICTURE_PAIRS, len(test))  # the first test pairs: both sentences of each, coloured by its gold
+        texts = test.left[:n] + test.right[:n]
+        raw = np.vstack([test_vectors.left[:n], test_vectors.right[:n]])
+        spaces = {"raw": raw, f"corrected ({correction.artifact.method})": correction.apply(raw)}
+        if adapted is not None:
+            spaces["adapted"] = HuggingFaceBackbone(adapted, pooling=name, max_length=settings.max_length).encode(texts)
+        plots[name]["spaces"] = plot_spaces(out / f"spaces-{name}.png", spaces, test.scores[:n], title)
         typer.echo(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.scores.items()), err=True)
     tune_names = "+".join(Path(f).name for f in (tune_pairs or get_settings().tune_pairs))
     sources = {"fit": fit_corpus.name, "tune": tune_names, "test": test_pairs.name}

@@ -98,3 +98,28 @@ def test_a_collection_is_picked_and_searched_on_the_page(client, browser):
     expect(rows.nth(0).locator("td").nth(1)).to_have_text("the plane flies over the city")
     assert float(rows.nth(0).locator("td").nth(2).inner_text()) == pytest.approx(1.0, abs=1e-3)
     page.close()
+
+
+def test_the_pictures_report_drew_are_shown_for_the_served_pooling(client, hashing_settings, browser):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    page = browser.new_page()
+    page.goto(str(client.base_url))
+    expect(page.locator("#model")).to_contain_text("documents in Flat")
+    expect(page.locator("#pictures")).to_be_hidden()  # nothing drawn yet
+    folder = hashing_settings.data_dir / "report"
+    folder.mkdir(parents=True, exist_ok=True)
+    fig = plt.figure(figsize=(3, 2))
+    fig.savefig(folder / "spaces-mean.png")
+    plt.close(fig)
+    assert client.get("/pictures/spaces-mean.png").headers["content-type"] == "image/png"
+    assert client.get("/pictures/..%2Fredis.png").status_code == 404
+    page.reload()
+    expect(page.locator("#pictures")).to_be_visible()
+    page.locator("#pictures summary").click()
+    page.wait_for_function("document.getElementById('spaces').naturalWidth > 0")
+    assert page.evaluate("document.getElementById('spaces').naturalWidth") == 300
+    page.close()

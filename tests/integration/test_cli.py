@@ -123,7 +123,8 @@ def test_report_writes_the_table_and_plots(env, corpus, graded_pairs, tmp_path):
     assert len(rows) == 2
     scores = [float(cell.split()[0]) for cell in rows[0].strip("|").split("|")[1:]]
     assert len(scores) == 5 and len(set(scores)) > 1  # the methods really differ on graded pairs
-    for name in ("spectrum-mean.png", "cosines-mean.png", "spectrum-cls.png", "cosines-cls.png"):
+    for name in ("spectrum-mean.png", "cosines-mean.png", "spaces-mean.png", "spectrum-cls.png", "cosines-cls.png",
+                 "spaces-cls.png"):  # fmt: skip
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"]({name})" in md
     assert "IsoScore" in md
     r = run_cli("report", "--out", str(out), "--pooling", "max", *args, env=env)

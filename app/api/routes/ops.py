@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.deps import ServicesDep
 from app.api.schemas import SCHEMA_BOUNDS
+from app.core.errors import NotFound
 
 router = APIRouter()
 PAGE = Path(__file__).resolve().parents[1] / "static" / "index.html"
@@ -46,6 +48,18 @@ async def ready(services: ServicesDep):
 def metrics(request: Request) -> Response:
     """Prometheus text format: requests, latency, encoder rounds, queue depth, the served ids."""
     return Response(generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+PICTURE = re.compile(r"[a-z0-9_-]{1,64}\.png")
+
+
+@router.get("/pictures/{name}", include_in_schema=False)
+def picture(name: str, services: ServicesDep) -> FileResponse:
+    """A picture `python -m app report` drew into CE_DATA_DIR/report (the page shows the served pooling's)."""
+    path = services.settings.data_dir / "report" / name
+    if not PICTURE.fullmatch(name) or not path.is_file():
+        raise NotFound(f"no picture {name!r}; `python -m app report` draws them")
+    return FileResponse(path, media_type="image/png")
 
 
 @router.get("/info")
