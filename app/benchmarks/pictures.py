@@ -53,7 +53,7 @@ def plot_spaces(path: Path, spaces: dict[str, np.ndarray], gold: np.ndarray, tit
         cosines = random_pair_cosines(x, pairs=5000)
         hist = axes[2, col]
         hist.hist(cosines, bins=np.linspace(-1, 1, 81), density=True, alpha=0.8)
-        hist.set_title(f"{name}: random pairs, mean cosine {cosines.mean():.2f}")
+        hist.set_title(f"{name}\nrandom pairs: mean cosine {cosines.mean():.2f}", fontsize=9)
         hist.set_xlabel("cosine")
     bar = fig.colorbar(dots, ax=axes[:2, :].ravel().tolist(), shrink=0.6, ticks=range(5))
     bar.set_ticklabels(["gold 0-1", "1-2", "2-3", "3-4", "4-5"])
