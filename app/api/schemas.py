@@ -191,10 +191,11 @@ class CollectionOut(BaseModel):
     created_at: str
     model_path: str | None = None
     fingerprint: str
-    dim: int
+    open: bool = Field(description="Open in this process; one that is not is listed without loading its backbone.")
     documents: int
-    search_space: dict[str, Any]
-    index: dict[str, Any]
+    dim: int | None = None
+    search_space: dict[str, Any] | None = None
+    index: dict[str, Any] | None = None
 
 
 class FitRequest(Strict):

@@ -76,6 +76,7 @@ class Collection:
             "documents": self.services.documents.count(),
             "search_space": space.describe_search(),
             "index": self.services.served.status(),
+            "open": True,
         }
 
 
@@ -204,7 +205,16 @@ class Collections:
         return sorted(self.specs.all())
 
     def describe_all(self) -> list[dict]:
-        return [self.default.describe(), *(self.get(name).describe() for name in self.names())]
+        """Every collection; one not open in this process is described from Redis, without loading its backbone."""
+        described = [self.default.describe()]
+        for name, data in sorted(self.specs.all().items()):
+            opened = self._open.get(name)
+            if opened is not None:
+                described.append(opened.describe())
+                continue
+            spec = CollectionSpec.from_bytes(data)
+            described.append({**asdict(spec), "open": False, "documents": self.store.count_documents(spec.space_id)})
+        return described
 
     def delete(self, name: str) -> None:
         """Remove a collection's documents, vectors, change log and snapshot; nothing of any other one."""

@@ -82,6 +82,9 @@ def test_a_collection_survives_a_restart_opened_from_redis(hashing_settings):
         assert c.post("/collections", json={"name": "planes", "pooling": "cls"}).status_code == 201
         add(c, "/collections/planes", PLANES, "p")
     with serve_app(create_app(hashing_settings)) as c:  # a new process: the collection is read from Redis
+        listed = c.get("/collections").json()["collections"][1]
+        assert (listed["name"], listed["open"], listed["documents"], listed["pooling"]) == ("planes", False, 2, "cls")
+        assert c.get("/info").json()["backbones_loaded"] == ["hashing/mean"]  # listing loaded nothing
         assert ids(c, "/collections/planes", "jet") == {"p0", "p1"}
         assert [x["name"] for x in c.get("/collections").json()["collections"]] == ["default", "planes"]
 

@@ -465,9 +465,10 @@ def test_collections_from_the_command_line_and_a_fit_on_a_collections_own_docume
     assert r.returncode == 0, r.stderr[-2000:]
     fitted = r.stdout.strip().splitlines()[-1]
     assert fitted.startswith("whitening-") and "published" in r.stderr
-    assert listed()["notes"]["correction"] == fitted and listed()["notes"]["dim"] == 16
+    assert listed()["notes"]["correction"] == fitted and listed()["notes"]["open"] is False  # listed from Redis
     artifact = read_artifact_file(tmp_path / "data" / "artifacts" / f"{fitted}.npz")
     assert artifact.corpus.size == 512 and artifact.corpus.source.startswith("collection:notes:")
+    assert artifact.out_dim == 16
     r = run_cli("fit", "--collection", "notes", "--method", "auto", env=env)  # judged on STS-B pairs against it
     assert r.returncode == 0 and '"general": "' + fitted in r.stderr, r.stderr[-2000:]
     assert run_cli("fit", "--collection", "nope", env=env).returncode == 2
