@@ -43,7 +43,7 @@ def export_graph(model_path: Path, pooling: Pooling, out: Path) -> None:
     import torch
     from transformers import AutoModel
 
-    from app.backbones.pooling import pool
+    from app.backbones.pooling import hidden_states, pool
 
     # Eager attention exports the plain softmax(QK^T)V pattern that ONNX Runtime fuses into one Attention op.
     model = AutoModel.from_pretrained(model_path, local_files_only=True, attn_implementation="eager").eval()
@@ -54,12 +54,7 @@ def export_graph(model_path: Path, pooling: Pooling, out: Path) -> None:
             self.model = model
 
         def forward(self, input_ids, attention_mask, token_type_ids, token_weights):
-            if pooling == Pooling.EMBEDDING_AVG:  # the input embeddings: no transformer layer at all
-                hidden = (self.model.embeddings(input_ids=input_ids, token_type_ids=token_type_ids),)
-            else:
-                out = self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                 output_hidden_states=pooling == Pooling.FIRST_LAST_AVG)  # fmt: skip
-                hidden = out.hidden_states if pooling == Pooling.FIRST_LAST_AVG else (out.last_hidden_state,)
+            hidden = hidden_states(self.model, pooling, attention_mask, token_type_ids, input_ids=input_ids)
             weights = token_weights if pooling.averages_tokens else None
             return pool(pooling, hidden, attention_mask, weights)
 

@@ -19,6 +19,17 @@ def pooling_named(name: str) -> Pooling:
         raise ValueError(f"unknown pooling {name!r}; choose one of {', '.join(Pooling)}") from None
 
 
+def hidden_states(model, pooling: str, mask, token_type_ids, *, input_ids=None, inputs_embeds=None) -> tuple:
+    """What `pool` needs from a transformer for a pooling: the input embeddings alone (embedding_avg), every layer's
+    output (first_last_avg), else the last layer's."""
+    pooling = pooling_named(pooling)
+    if pooling == Pooling.EMBEDDING_AVG:  # no transformer layer at all
+        return (model.embeddings(input_ids=input_ids, inputs_embeds=inputs_embeds, token_type_ids=token_type_ids),)
+    out = model(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=mask, token_type_ids=token_type_ids,
+                output_hidden_states=pooling == Pooling.FIRST_LAST_AVG)  # fmt: skip
+    return out.hidden_states if pooling == Pooling.FIRST_LAST_AVG else (out.last_hidden_state,)
+
+
 def _masked_mean(hidden: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
     """Mean over the non-padding tokens only; with `weights` (one per token), their weighted sum over the count."""
     m = mask.unsqueeze(-1).to(hidden.dtype)

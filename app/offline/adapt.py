@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from app.backbones.pooling import pool
+from app.backbones.pooling import hidden_states, pool
 from app.core.names import Pooling
 
 AUGMENTS = ("dropout", "shuffle", "token-cutoff", "feature-cutoff")
@@ -82,13 +82,7 @@ def _hidden(model, input_ids, mask, types, pooling: str, views: Sequence[str], t
     if training and "feature-cutoff" in views:
         keep = (torch.rand(embeds.shape[0], 1, embeds.shape[-1]) >= FEATURE_CUTOFF).to(embeds.dtype)
         embeds = embeds * keep
-    if pooling == Pooling.EMBEDDING_AVG:
-        hidden = (model.embeddings(inputs_embeds=embeds, token_type_ids=types),)
-    else:
-        out = model(inputs_embeds=embeds, attention_mask=mask, token_type_ids=types,
-                    output_hidden_states=pooling == Pooling.FIRST_LAST_AVG)  # fmt: skip
-        hidden = out.hidden_states if pooling == Pooling.FIRST_LAST_AVG else (out.last_hidden_state,)
-    return pool(pooling, hidden, mask)
+    return pool(pooling, hidden_states(model, pooling, mask, types, inputs_embeds=embeds), mask)
 
 
 def _batch(tokenizer, texts: Sequence[str], max_length: int):
