@@ -35,17 +35,20 @@ def adapt_backbone(
         ),
     ] = None,
     tune_pairs: TuneOpt = None,
+    select: Annotated[
+        Literal["auto", "raw"],
+        typer.Option(help="Keep the weights best with the auto correction on top (what is served) or raw."),
+    ] = "auto",
     force: Annotated[bool, typer.Option(help="Write the adapted model even if it did not beat the start.")] = False,
 ) -> None:
-    """Adapt the backbone to a corpus without labels; keeps the weights that score best on the tuning pairs and
-    refuses to write them unless they beat the starting model (or --force). Prints the folder."""
-    import numpy as np
+    """Adapt the backbone to a corpus without labels; keeps the weights that score best on the tuning pairs (with
+    the auto correction on top, by default) and refuses to write them unless they beat the starting model (or
+    --force). Prints the folder."""
     from transformers import AutoModel, AutoTokenizer
 
     from app.backbones.tokens import local_model
-    from app.offline.adapt import AdaptConfig, adapt, encode
+    from app.offline.adapt import AdaptConfig, TuningScorer, adapt
     from app.offline.datasets import read_corpus, read_pairs
-    from app.offline.evaluation import spearman_x100
 
     settings = settings_for(pooling)
     views = tuple(a.strip() for a in (augment or "").split(",") if a.strip())
@@ -56,21 +59,14 @@ def adapt_backbone(
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModel.from_pretrained(path, local_files_only=True)
     files = tune_pairs or settings.tune_pairs
-    pairs = [read_pairs(f) for f in files]
-    left = [t for p in pairs for t in p.left]
-    right = [t for p in pairs for t in p.right]
-    gold = np.concatenate([p.scores for p in pairs])
-    unique = list(dict.fromkeys(left + right))
-
-    def score() -> float:
-        vectors = dict(zip(unique, encode(model, tokenizer, unique, config.pooling), strict=True))
-        return spearman_x100(np.array([vectors[t] for t in left]), np.array([vectors[t] for t in right]), gold)
-
+    score = TuningScorer(model, tokenizer, [read_pairs(f) for f in files], config.pooling, select)
     result = adapt(model, tokenizer, read_corpus(corpus), score, config)
     summary = {"method": method, "views": list(config.views), "pooling": config.pooling, "steps": result.steps,
                "seconds": result.seconds, "tuned_on": "+".join(Path(f).name for f in files),
                "start_score": round(result.start_score, 2), "best_score": round(result.best_score, 2),
-               "best_step": result.best_step, "scores": result.scores, "from": str(path)}  # fmt: skip
+               "best_step": result.best_step, "selected_on": select, "scores": result.scores,
+               "checks": [{"step": step, **row} for (step, _), row in zip(result.scores, score.log, strict=True)],
+               "from": str(path)}  # fmt: skip
     typer.echo(json.dumps(summary), err=True)
     if not result.improved and not force:
         raise fail(f"not written: no step beat the starting model on {summary['tuned_on']} "

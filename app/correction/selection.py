@@ -10,6 +10,7 @@ from scipy.stats import rankdata
 from app.core.names import Method
 from app.correction.isotropy import isoscore_from_variances
 from app.correction.methods import Spectrum, whitening_scale
+from app.correction.stats import CovarianceStats
 
 ALPHAS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 EPSILONS = (0.0, 0.1, 0.3)
@@ -176,3 +177,8 @@ def select(candidates: list[Candidate], gold: np.ndarray, *, tuned_on: str = "")
     if lower < MIN_GAIN:
         chosen = raw
     return Selection(chosen, raw, best, lower, len(candidates), tuned_on)
+
+
+def select_for(stats: CovarianceStats, tuning: TuningPairs) -> Selection:
+    """What `auto` serves for a corpus's statistics, tuned on labelled pairs already encoded."""
+    return select(score_candidates(Spectrum.of(stats), *tuning.arrays), tuning.gold, tuned_on=tuning.name)

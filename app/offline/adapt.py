@@ -20,6 +20,10 @@ from tqdm.auto import tqdm
 
 from app.backbones.pooling import hidden_states, pool
 from app.core.names import Pooling
+from app.correction.selection import TuningPairs, select_for
+from app.correction.stats import CovarianceStats
+from app.offline.datasets import Pairs
+from app.offline.evaluation import spearman_x100
 
 AUGMENTS = ("dropout", "shuffle", "token-cutoff", "feature-cutoff")
 DEFAULT_AUGMENTS = {"simcse": ("dropout",), "consert": ("shuffle", "feature-cutoff")}  # ConSERT's best pair
@@ -99,6 +103,35 @@ def encode(model, tokenizer, texts: Sequence[str], pooling: str, *, batch_size: 
         ids, mask, types = _batch(tokenizer, texts[start : start + batch_size], max_length)
         out.append(_hidden(model, ids, mask, types, pooling, (), training=False).float().numpy())
     return np.concatenate(out) if out else np.empty((0, model.config.hidden_size), dtype=np.float32)
+
+
+@dataclass
+class TuningScorer:
+    """Rates the weights being trained on labelled pairs: raw cosine, or as `auto` would correct them (served).
+
+    The `auto` figure fits the correction on the pairs' own sentences and picks it on the pairs, as `fit` would:
+    an adaptation that leaves the correction nothing to do can score best raw and still serve worse.
+    """
+
+    model: torch.nn.Module
+    tokenizer: object
+    pairs: Sequence[Pairs]
+    pooling: str
+    select: str = "auto"  # or "raw"
+    log: list[dict] = field(default_factory=list)
+
+    def __call__(self) -> float:
+        left = [t for p in self.pairs for t in p.left]
+        right = [t for p in self.pairs for t in p.right]
+        gold = np.concatenate([p.scores for p in self.pairs])
+        unique = list(dict.fromkeys(left + right))
+        vectors = encode(self.model, self.tokenizer, unique, self.pooling)
+        row = {t: i for i, t in enumerate(unique)}
+        tuning = TuningPairs(vectors[[row[t] for t in left]], vectors[[row[t] for t in right]], gold)
+        chosen = select_for(CovarianceStats(vectors.shape[1]).update(vectors), tuning).chosen
+        raw = spearman_x100(*tuning.arrays)
+        self.log.append({"raw": round(raw, 2), "auto": round(chosen.score, 2), "auto_method": chosen.method})
+        return raw if self.select == "raw" else chosen.score
 
 
 def adapt(model, tokenizer, sentences: Sequence[str], score: Callable[[], float], config: AdaptConfig,

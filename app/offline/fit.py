@@ -13,7 +13,6 @@ from app.core.names import ALSO_METHODS, TOKEN_AVERAGES, Method, Pooling
 from app.correction import Correction, CorrectionArtifact, CovarianceStats, fit_correction
 from app.correction.artifact import BackboneRef, CorpusRef
 from app.correction.isotropy import isotropy_report
-from app.correction.methods import Spectrum
 from app.correction.pipeline import corrected, l2_normalize
 from app.correction.selection import (
     MIN_GAIN,
@@ -21,8 +20,7 @@ from app.correction.selection import (
     TuningPairs,
     default_choice,
     gain_lower_bound,
-    score_candidates,
-    select,
+    select_for,
 )
 from app.correction.sif import DEFAULT_A, remove_first_component, sif_weights, token_counts
 from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
@@ -133,7 +131,7 @@ def fit_from_stats(backbone: Backbone, sentences: Sequence[str], stats: Covarian
             method, params = default_choice(backbone.dim)
             extra["selection"] = {"tuned_on": None, "rule": "documented default (no tuning pairs)"}
         else:
-            selection = select(score_candidates(Spectrum.of(stats), *tuning.arrays), tuning.gold, tuned_on=tuning.name)
+            selection = select_for(stats, tuning)
             method, params = selection.chosen.method, selection.chosen.params
             extra["selection"] = selection.record()
     mu, W = fit_correction(stats, method, **params)

@@ -13,8 +13,11 @@ from transformers import AutoModel, AutoTokenizer
 
 from app.backbones.huggingface import HuggingFaceBackbone
 from app.core.errors import ArtifactError
+from app.correction import CovarianceStats, fit_correction
 from app.correction.registry import check_compatible
-from app.offline.adapt import AdaptConfig, adapt
+from app.offline.adapt import AdaptConfig, TuningScorer, adapt, encode
+from app.offline.datasets import Pairs
+from app.offline.evaluation import cosine_rows
 from app.offline.fit import fit_artifact
 from tests.conftest import ROOT, TINY_WORDS
 
@@ -45,6 +48,18 @@ def test_the_best_weights_are_kept_and_a_worse_model_is_not_called_an_improvemen
     assert all(torch.equal(v, start[k]) for k, v in model.state_dict().items())  # back to the starting weights
 
 
+def test_the_auto_figure_rates_the_weights_as_the_auto_correction_would_serve_them(tiny_bert):
+    model, tokenizer = load(tiny_bert)
+    left, right = SENTENCES[:150], SENTENCES[150:300]
+    vectors = encode(model, tokenizer, left + right, "cls")
+    mu, w = fit_correction(CovarianceStats(vectors.shape[1]).update(vectors), "whitening", alpha=0.5)
+    whitened = (vectors - mu) @ w
+    pairs = Pairs(left, right, cosine_rows(whitened[:150], whitened[150:]))  # gold that whitening explains
+    raw, auto = (TuningScorer(model, tokenizer, [pairs], "cls", select) for select in ("raw", "auto"))
+    assert raw() < 90.0 and auto() > 99.0
+    assert auto.log == [{"raw": raw.log[0]["raw"], "auto": round(auto(), 2), "auto_method": "whitening"}] * 2
+
+
 def test_an_unknown_augmentation_is_refused_before_training():
     with pytest.raises(ValueError, match="unknown augmentation blur"):
         _ = AdaptConfig("consert", augment=("shuffle", "blur")).views
@@ -66,6 +81,8 @@ def test_the_adapted_folder_serves_with_a_new_fingerprint_and_refuses_the_old_co
     assert run.returncode == 0, run.stderr[-2000:]
     summary = json.loads((out / "adapt.json").read_text())
     assert summary["steps"] == 12 and summary["views"] == ["shuffle", "feature-cutoff"]
+    assert summary["selected_on"] == "auto" and [c["step"] for c in summary["checks"]] == [0, 12]
+    assert [c["auto"] for c in summary["checks"]] == [score for _, score in summary["scores"]]
     before = HuggingFaceBackbone(tiny_bert, pooling="mean", max_length=32)
     after = HuggingFaceBackbone(out, pooling="mean", max_length=32)
     assert after.dim == before.dim and after.fingerprint != before.fingerprint
