@@ -34,6 +34,10 @@ def adapt_backbone(
             "dropout (simcse), shuffle,feature-cutoff (consert)."
         ),
     ] = None,
+    head: Annotated[
+        Literal["none", "mlp"],
+        typer.Option(help="mlp: train through SimCSE's dense + tanh head, saved without it."),
+    ] = "none",
     tune_pairs: TuneOpt = None,
     select: Annotated[
         Literal["auto", "raw"],
@@ -53,7 +57,7 @@ def adapt_backbone(
     settings = settings_for(pooling)
     views = tuple(a.strip() for a in (augment or "").split(",") if a.strip())
     config = AdaptConfig(method, settings.pooling, epochs, batch_size, lr, max_length=max_length, seconds=seconds,
-                         eval_steps=eval_steps, augment=views)  # fmt: skip
+                         eval_steps=eval_steps, augment=views, head=head)  # fmt: skip
     config.views  # noqa: B018 - an unknown augmentation stops here, before any training
     path, _ = local_model(settings)
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
@@ -61,8 +65,8 @@ def adapt_backbone(
     files = tune_pairs or settings.tune_pairs
     score = TuningScorer(model, tokenizer, [read_pairs(f) for f in files], config.pooling, select)
     result = adapt(model, tokenizer, read_corpus(corpus), score, config)
-    summary = {"method": method, "views": list(config.views), "pooling": config.pooling, "steps": result.steps,
-               "seconds": result.seconds, "tuned_on": "+".join(Path(f).name for f in files),
+    summary = {"method": method, "views": list(config.views), "head": head, "pooling": config.pooling,
+               "steps": result.steps, "seconds": result.seconds, "tuned_on": "+".join(Path(f).name for f in files),
                "start_score": round(result.start_score, 2), "best_score": round(result.best_score, 2),
                "best_step": result.best_step, "selected_on": select, "scores": result.scores,
                "checks": [{"step": step, **row} for (step, _), row in zip(result.scores, score.log, strict=True)],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import random
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ class AdaptConfig:
     seconds: float | None = None  # stop training after this long (the best model so far is kept)
     eval_steps: int | None = None  # also score on the tuning pairs every this many steps
     augment: tuple[str, ...] = ()  # default: the method's own (DEFAULT_AUGMENTS)
+    head: str = "none"  # "mlp": SimCSE's dense + tanh over the pooling while training, dropped afterwards
     seed: int = 0
 
     @property
@@ -87,6 +89,15 @@ def _hidden(model, input_ids, mask, types, pooling: str, views: Sequence[str], t
         keep = (torch.rand(embeds.shape[0], 1, embeds.shape[-1]) >= FEATURE_CUTOFF).to(embeds.dtype)
         embeds = embeds * keep
     return pool(pooling, hidden_states(model, pooling, mask, types, inputs_embeds=embeds), mask)
+
+
+def training_head(kind: str, dim: int) -> torch.nn.Module:
+    """What the loss sees on top of the pooling; an MLP there takes the contrastive task's own geometry with it."""
+    if kind == "none":
+        return torch.nn.Identity()
+    if kind == "mlp":
+        return torch.nn.Sequential(torch.nn.Linear(dim, dim), torch.nn.Tanh())
+    raise ValueError(f"unknown head {kind}; choose none or mlp")
 
 
 def _batch(tokenizer, texts: Sequence[str], max_length: int):
@@ -141,9 +152,12 @@ def adapt(model, tokenizer, sentences: Sequence[str], score: Callable[[], float]
     torch.manual_seed(config.seed)
     order = random.Random(config.seed)
     texts = list(dict.fromkeys(s for s in sentences if s.strip()))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
+    head = training_head(config.head, model.config.hidden_size)
+    optimizer = torch.optim.AdamW([*model.parameters(), *head.parameters()], lr=config.lr)
     started = time.monotonic()
     start_score = score()
+    if progress:
+        tqdm.write(f"start: tuning score {start_score:.2f}", file=sys.stderr)
     best = (start_score, 0, copy.deepcopy(model.state_dict()))
     result = AdaptResult({}, start_score, start_score, 0, 0, 0.0, scores=[(0, round(start_score, 2))])
     per_epoch = max(1, len(texts) // config.batch_size)
@@ -154,6 +168,8 @@ def adapt(model, tokenizer, sentences: Sequence[str], score: Callable[[], float]
         result.scores.append((step, round(value, 2)))
         if value > best[0]:
             best = (value, step, copy.deepcopy(model.state_dict()))
+        if progress:
+            tqdm.write(f"step {step}: tuning score {value:.2f}, best {best[0]:.2f} (step {best[1]})", file=sys.stderr)
 
     with tqdm(total=per_epoch * config.epochs, desc=f"adapt ({config.method})", unit="step",
               disable=not progress) as bar:  # fmt: skip
@@ -164,8 +180,8 @@ def adapt(model, tokenizer, sentences: Sequence[str], score: Callable[[], float]
                     break
                 model.train() if "dropout" in views else model.eval()
                 ids, mask, types = _batch(tokenizer, texts[start : start + config.batch_size], config.max_length)
-                left = _hidden(model, ids, mask, types, config.pooling, views, training=True)
-                right = _hidden(model, ids, mask, types, config.pooling, views, training=True)
+                left = head(_hidden(model, ids, mask, types, config.pooling, views, training=True))
+                right = head(_hidden(model, ids, mask, types, config.pooling, views, training=True))
                 sims = torch.nn.functional.cosine_similarity(left.unsqueeze(1), right.unsqueeze(0), dim=-1)
                 loss = torch.nn.functional.cross_entropy(sims / config.temperature, torch.arange(len(ids)))
                 optimizer.zero_grad()

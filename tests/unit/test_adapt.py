@@ -15,7 +15,7 @@ from app.backbones.huggingface import HuggingFaceBackbone
 from app.core.errors import ArtifactError
 from app.correction import CovarianceStats, fit_correction
 from app.correction.registry import check_compatible
-from app.offline.adapt import AdaptConfig, TuningScorer, adapt, encode
+from app.offline.adapt import AdaptConfig, TuningScorer, adapt, encode, training_head
 from app.offline.datasets import Pairs
 from app.offline.evaluation import cosine_rows
 from app.offline.fit import fit_artifact
@@ -28,10 +28,10 @@ def load(folder):
     return AutoModel.from_pretrained(folder, local_files_only=True), AutoTokenizer.from_pretrained(folder)
 
 
-@pytest.mark.parametrize("method", ["simcse", "consert"])
-def test_the_contrastive_loss_falls(tiny_bert, method):
+@pytest.mark.parametrize(("method", "head"), [("simcse", "none"), ("consert", "none"), ("simcse", "mlp")])
+def test_the_contrastive_loss_falls(tiny_bert, method, head):
     model, tokenizer = load(tiny_bert)
-    config = AdaptConfig(method, "mean", epochs=3, batch_size=32, lr=1e-3, max_length=16)
+    config = AdaptConfig(method, "mean", epochs=3, batch_size=32, lr=1e-3, max_length=16, head=head)
     result = adapt(model, tokenizer, SENTENCES, lambda: 0.0, config, progress=False)
     first, last = sum(result.losses[:5]) / 5, sum(result.losses[-5:]) / 5
     assert result.steps == 36 and last < 0.7 * first, (first, last)
@@ -60,9 +60,11 @@ def test_the_auto_figure_rates_the_weights_as_the_auto_correction_would_serve_th
     assert auto.log == [{"raw": raw.log[0]["raw"], "auto": round(auto(), 2), "auto_method": "whitening"}] * 2
 
 
-def test_an_unknown_augmentation_is_refused_before_training():
+def test_an_unknown_augmentation_or_head_is_refused_before_training():
     with pytest.raises(ValueError, match="unknown augmentation blur"):
         _ = AdaptConfig("consert", augment=("shuffle", "blur")).views
+    with pytest.raises(ValueError, match="unknown head deep"):
+        training_head("deep", 8)
 
 
 def test_the_adapted_folder_serves_with_a_new_fingerprint_and_refuses_the_old_correction(tiny_bert, tmp_path):
@@ -75,12 +77,13 @@ def test_the_adapted_folder_serves_with_a_new_fingerprint_and_refuses_the_old_co
     out = tmp_path / "adapted"
     env = {"CE_MODEL_PATH": str(tiny_bert), "CE_BACKBONE": "huggingface", "PATH": "/usr/bin:/bin"}
     args = ["adapt", "--corpus", str(corpus), "--out", str(out), "--method", "consert", "--batch-size", "32",
-            "--lr", "0.001", "--max-length", "16", "--tune-pairs", str(pairs), "--force"]  # fmt: skip
+            "--lr", "0.001", "--max-length", "16", "--tune-pairs", str(pairs), "--head", "mlp", "--force"]  # fmt: skip
     run = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     summary = json.loads((out / "adapt.json").read_text())
-    assert summary["steps"] == 12 and summary["views"] == ["shuffle", "feature-cutoff"]
+    assert summary["steps"] == 12 and summary["views"] == ["shuffle", "feature-cutoff"] and summary["head"] == "mlp"
+    assert load(out)[0].state_dict().keys() == load(tiny_bert)[0].state_dict().keys()  # the head is not saved
     assert summary["selected_on"] == "auto" and [c["step"] for c in summary["checks"]] == [0, 12]
     assert [c["auto"] for c in summary["checks"]] == [score for _, score in summary["scores"]]
     before = HuggingFaceBackbone(tiny_bert, pooling="mean", max_length=32)
