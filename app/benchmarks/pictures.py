@@ -1,8 +1,9 @@
-"""Pictures of spaces: 2-D PCA and t-SNE of labelled pairs' sentences, coloured by the pair's gold score, and
-the cosines of random pairs; drawn from the vectors they are given, offline, for `report` and the page."""
+"""Pictures of spaces: 2-D PCA and t-SNE of sentences coloured by a label (their pair's gold score, or a metadata
+field of indexed documents), and the cosines of random pairs; drawn offline from the vectors they are given."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,9 @@ from app.correction.isotropy import random_pair_cosines
 from app.correction.pipeline import l2_normalize
 
 BUCKETS = np.array([1.0, 2.0, 3.0, 4.0])  # gold 0-1, 1-2, 2-3, 3-4, 4-5: five colours
+GOLD_NAMES = ["gold 0-1", "1-2", "2-3", "3-4", "4-5"]
 PROJECTIONS = ("PCA", "t-SNE")
+TOP_VALUES = 8  # a metadata field's most common values get a colour each; the rest share "other"
 
 
 def projected(x: np.ndarray, how: str, *, seed: int = 0) -> np.ndarray:
@@ -32,21 +35,36 @@ def gold_buckets(gold: np.ndarray) -> np.ndarray:
     return np.concatenate([bucket, bucket])
 
 
-def plot_spaces(path: Path, spaces: dict[str, np.ndarray], gold: np.ndarray, title: str) -> Path:
-    """One column per space (each the pairs' left then right sentences), a PCA row and a t-SNE row, and a
-    row of random-pair cosine histograms."""
+def field_labels(values: list) -> tuple[np.ndarray, list[str]]:
+    """A metadata field's values as colour labels: the most common ones each their own, then "other", "(none)"."""
+    counts = Counter(str(v) for v in values if v is not None)
+    top = sorted(counts, key=lambda v: (-counts[v], v))[:TOP_VALUES]
+    missing = any(v is None for v in values)
+    names = top + (["other"] if len(counts) > len(top) else []) + (["(none)"] if missing else [])
+    index = {name: i for i, name in enumerate(names)}
+    labels = [index["(none)"] if v is None else index.get(str(v), index.get("other", 0)) for v in values]
+    return np.array(labels, dtype=np.int64), names
+
+
+def plot_spaces(path: Path, spaces: dict[str, np.ndarray], labels: np.ndarray, names: list[str], title: str,
+                *, ordered: bool = False) -> Path:  # fmt: skip
+    """One column per space (rows in the order of `labels`), a PCA row and a t-SNE row, and a row of random-pair
+    cosine histograms; colour i is `names[i]`, on a sequential scale when the names are `ordered` (gold)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    colours = gold_buckets(gold)
+    scale = plt.get_cmap("viridis" if ordered else "tab10")
     fig, axes = plt.subplots(3, len(spaces), figsize=(4.2 * len(spaces), 11), dpi=100, squeeze=False)
     for col, (name, x) in enumerate(spaces.items()):
         for row, how in enumerate(PROJECTIONS):
             xy = projected(x, how)
             ax = axes[row, col]
-            dots = ax.scatter(xy[:, 0], xy[:, 1], c=colours, cmap="viridis", vmin=0, vmax=4, s=6, alpha=0.8)
+            for i, label in enumerate(names):
+                mine = labels == i
+                shade = scale(i / max(len(names) - 1, 1)) if ordered else scale(i % 10)
+                ax.scatter(xy[mine, 0], xy[mine, 1], color=shade, s=6, alpha=0.8, label=label)
             ax.set_title(f"{name}: {how}")
             ax.set_xticks([])
             ax.set_yticks([])
@@ -55,8 +73,7 @@ def plot_spaces(path: Path, spaces: dict[str, np.ndarray], gold: np.ndarray, tit
         hist.hist(cosines, bins=np.linspace(-1, 1, 81), density=True, alpha=0.8)
         hist.set_title(f"{name}\nrandom pairs: mean cosine {cosines.mean():.2f}", fontsize=9)
         hist.set_xlabel("cosine")
-    bar = fig.colorbar(dots, ax=axes[:2, :].ravel().tolist(), shrink=0.6, ticks=range(5))
-    bar.set_ticklabels(["gold 0-1", "1-2", "2-3", "3-4", "4-5"])
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper right", markerscale=3, fontsize=8)
     fig.suptitle(title)
     fig.savefig(path)
     plt.close(fig)

@@ -49,7 +49,7 @@ def report(
 ) -> None:
     """Write a Markdown summary (methods x poolings on STS-B test, isotropy) and plots to OUT."""
     from app.backbones.huggingface import HuggingFaceBackbone
-    from app.benchmarks.pictures import plot_spaces
+    from app.benchmarks.pictures import GOLD_NAMES, gold_buckets, plot_spaces
     from app.benchmarks.report import evaluate_methods, plot_cosines, plot_spectrum, write_markdown
     from app.correction import Correction
     from app.offline.datasets import read_corpus, read_pairs
@@ -82,13 +82,54 @@ def report(
         spaces = {"raw": raw, f"corrected ({correction.artifact.method})": correction.apply(raw)}
         if adapted is not None:
             spaces["adapted"] = HuggingFaceBackbone(adapted, pooling=name, max_length=settings.max_length).encode(texts)
-        plots[name]["spaces"] = plot_spaces(out / f"spaces-{name}.png", spaces, test.scores[:n], title)
+        plots[name]["spaces"] = plot_spaces(out / f"spaces-{name}.png", spaces, gold_buckets(test.scores[:n]),
+                                            GOLD_NAMES, title, ordered=True)  # fmt: skip
         typer.echo(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.scores.items()), err=True)
     tune_names = "+".join(Path(f).name for f in (tune_pairs or get_settings().tune_pairs))
     sources = {"fit": fit_corpus.name, "tune": tune_names, "test": test_pairs.name}
     path = write_markdown(
         out / "report.md", results, backbone=results[0].auto.backbone.name, sources=sources, plots=plots
     )
+    typer.echo(str(path))
+
+
+@guarded
+def spaces(
+    color_by: Annotated[str, typer.Option(help="A metadata field; its most common values get a colour each.")],
+    collection: Annotated[str, typer.Option(help="The collection whose documents are drawn.")] = "default",
+    sample: Annotated[int, typer.Option(min=10, help="How many documents to draw.")] = 2000,
+    out: Annotated[
+        Path | None, typer.Option(help="Folder for documents-COLLECTION.png; default CE_DATA_DIR/report.")
+    ] = None,
+) -> None:
+    """Pictures of a collection's indexed documents, raw and as served (and as the index holds them, when search
+    has its own space), coloured by a metadata field; the page shows them with that collection."""
+    from app.benchmarks.pictures import field_labels, plot_spaces
+    from app.offline.collection_fit import stored_documents
+    from app.services.container import Services
+
+    services = Services.from_settings(settings_for(), search=False)
+    try:
+        chosen = services.collections.get(collection)
+        served = chosen.services.served
+        docs, raw = stored_documents(served.keeper.store, served.space_id, served.keeper.raw_dim, sample)
+        if len(docs) < 10:
+            raise fail(f"collection {collection!r} holds {len(docs)} documents; drawing needs 10", EXIT_BAD_INPUT)
+        values = [json.loads(d.metadata_json).get(color_by) for d in docs]
+        if all(v is None for v in values):
+            raise fail(f"no document of {collection!r} has a metadata field {color_by!r}", EXIT_BAD_INPUT)
+        correction, drawn = served.space.correction, {"raw": raw}
+        if correction is not None:
+            drawn[f"corrected ({correction.artifact.method})"] = served.keeper.vectors(docs, correction, search=False)
+            if correction.search is not correction:
+                drawn["search space"] = served.keeper.vectors(docs, correction)
+        backbone = chosen.engine.backbone
+        folder = out or get_settings().data_dir / "report"
+        folder.mkdir(parents=True, exist_ok=True)
+        title = f"{collection}: {backbone.name}, {len(docs)} documents by {color_by}"
+        path = plot_spaces(folder / f"documents-{collection}.png", drawn, *field_labels(values), title)
+    finally:
+        services.close()
     typer.echo(str(path))
 
 

@@ -81,10 +81,10 @@ class SpaceKeeper:
         raw = np.frombuffer(b"".join(d.vector for d in docs), dtype=np.float32)
         return raw.reshape(len(docs), self.raw_dim)
 
-    def vectors(self, docs: list[DocumentRecord], correction: Correction | None) -> np.ndarray:
-        """Documents in `correction`'s search space: their stored raw vectors mapped, or their texts pooled its
-        way (SIF)."""
-        mapped = correction.search if correction else None
+    def vectors(self, docs: list[DocumentRecord], correction: Correction | None, *, search: bool = True) -> np.ndarray:
+        """Documents in `correction`'s search space (or its similarity space): their stored raw vectors mapped, or
+        their texts pooled its way (SIF)."""
+        mapped = (correction.search if search else correction) if correction else None
         return corrected(self._encode_in_batches, mapped, [d.text for d in docs], self.decode(docs))
 
     def _encode_in_batches(self, texts: list[str], weights: np.ndarray | None) -> np.ndarray:

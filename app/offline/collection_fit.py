@@ -15,17 +15,29 @@ from app.correction.artifact import CorrectionArtifact
 from app.correction.selection import MIN_GAIN, TuningPairs, gain_lower_bound
 from app.index.space import SpaceKeeper
 from app.offline.fit import scored_on
-from app.store.redis_store import RedisStore
+from app.store.redis_store import DocumentRecord, RedisStore
+
+
+def stored_documents(
+    store: RedisStore, space_id: str, dim: int, limit: int | None = None
+) -> tuple[list[DocumentRecord], np.ndarray]:
+    """A space's stored documents and raw vectors, in one order (the first `limit` Redis hands out, if given)."""
+    keeper = SpaceKeeper(store, space_id, dim)
+    docs: list[DocumentRecord] = []
+    chunks = []
+    for batch in store.iter_documents(space_id):
+        batch = batch[: None if limit is None else limit - len(docs)]
+        docs.extend(batch)
+        chunks.append(keeper.decode(batch))
+        if limit is not None and len(docs) >= limit:
+            break
+    return docs, np.concatenate(chunks) if chunks else np.empty((0, dim), dtype=np.float32)
 
 
 def stored_corpus(store: RedisStore, space_id: str, dim: int) -> tuple[list[str], np.ndarray]:
     """A space's stored texts and raw vectors, in one order."""
-    keeper = SpaceKeeper(store, space_id, dim)
-    texts, chunks = [], []
-    for batch in store.iter_documents(space_id):
-        texts.extend(d.text for d in batch)
-        chunks.append(keeper.decode(batch))
-    return texts, np.concatenate(chunks) if chunks else np.empty((0, dim), dtype=np.float32)
+    docs, vectors = stored_documents(store, space_id, dim)
+    return [d.text for d in docs], vectors
 
 
 def guarded_choice(

@@ -100,26 +100,47 @@ def test_a_collection_is_picked_and_searched_on_the_page(client, browser):
     page.close()
 
 
-def test_the_pictures_report_drew_are_shown_for_the_served_pooling(client, hashing_settings, browser):
+def test_the_pictures_drawn_offline_are_shown_for_the_collection_or_the_served_pooling(
+    client, hashing_settings, browser
+):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    def draw(name: str, width: float) -> None:  # a blank picture whose width (100 px per inch) tells which it is
+        fig = plt.figure(figsize=(width, 2))
+        fig.savefig(folder / name)
+        plt.close(fig)
+
+    def shown_width() -> int:
+        expect(page.locator("#pictures")).to_be_visible()
+        page.locator("#pictures").evaluate("details => details.open = true")
+        page.wait_for_function("document.getElementById('spaces').naturalWidth > 0")
+        return page.evaluate("document.getElementById('spaces').naturalWidth")
+
+    assert client.post("/collections", json={"name": "planes"}).status_code == 201
     page = browser.new_page()
     page.goto(str(client.base_url))
     expect(page.locator("#model")).to_contain_text("documents in Flat")
     expect(page.locator("#pictures")).to_be_hidden()  # nothing drawn yet
     folder = hashing_settings.data_dir / "report"
     folder.mkdir(parents=True, exist_ok=True)
-    fig = plt.figure(figsize=(3, 2))
-    fig.savefig(folder / "spaces-mean.png")
-    plt.close(fig)
+    draw("spaces-mean.png", 3)  # `report`: STS-B sentences, the served pooling
     assert client.get("/pictures/spaces-mean.png").headers["content-type"] == "image/png"
     assert client.get("/pictures/..%2Fredis.png").status_code == 404
     page.reload()
-    expect(page.locator("#pictures")).to_be_visible()
-    page.locator("#pictures summary").click()
-    page.wait_for_function("document.getElementById('spaces').naturalWidth > 0")
-    assert page.evaluate("document.getElementById('spaces').naturalWidth") == 300
+    assert shown_width() == 300
+    draw("documents-default.png", 4)  # `spaces`: the collection's own documents come first
+    draw("documents-planes.png", 5)
+    page.reload()
+    assert shown_width() == 400
+    page.select_option("#collection", "planes")
+    expect(page.locator("#model")).to_contain_text("collection planes")
+    page.wait_for_function("document.getElementById('spaces').naturalWidth === 500")
+    (folder / "documents-planes.png").unlink()
+    page.select_option("#collection", "default")
+    page.wait_for_function("document.getElementById('spaces').naturalWidth === 400")
+    page.select_option("#collection", "planes")
+    expect(page.locator("#pictures")).to_be_hidden()  # no picture of its own: not the default's
     page.close()

@@ -50,15 +50,15 @@ def metrics(request: Request) -> Response:
     return Response(generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
-PICTURE = re.compile(r"[a-z0-9_-]{1,64}\.png")
+PICTURE = re.compile(r"[a-z0-9_-]{1,80}\.png")  # documents-<a collection's name>.png fits
 
 
 @router.get("/pictures/{name}", include_in_schema=False)
 def picture(name: str, services: ServicesDep) -> FileResponse:
-    """A picture `python -m app report` drew into CE_DATA_DIR/report (the page shows the served pooling's)."""
+    """A picture `report` or `spaces` drew into CE_DATA_DIR/report (the page shows the collection's first)."""
     path = services.settings.data_dir / "report" / name
     if not PICTURE.fullmatch(name) or not path.is_file():
-        raise NotFound(f"no picture {name!r}; `python -m app report` draws them")
+        raise NotFound(f"no picture {name!r}; `python -m app report` and `spaces` draw them")
     return FileResponse(path, media_type="image/png")
 
 
