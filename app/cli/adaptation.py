@@ -73,8 +73,11 @@ def adapt_backbone(
                "from": str(path)}  # fmt: skip
     typer.echo(json.dumps(summary), err=True)
     if not result.improved and not force:
-        raise fail(f"not written: no step beat the starting model on {summary['tuned_on']} "
-                   f"({result.start_score:.2f}); --force writes it anyway", EXIT_BAD_INPUT)  # fmt: skip
+        scored = "with the auto correction on top" if select == "auto" else "raw"
+        steps = max((value for step, value in result.scores if step > 0), default=None)
+        raise fail(f"not written: no step beat the starting model on {summary['tuned_on']}, {scored} (start "
+                   f"{result.start_score:.2f}, best step {steps}); --force writes it anyway",
+                   EXIT_BAD_INPUT)  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)

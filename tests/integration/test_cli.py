@@ -29,7 +29,8 @@ def corpus(tmp_path):
 
 def test_help_lists_every_command():
     out = run_cli("--help", env={}).stdout
-    for command in ("serve", "fit", "index", "eval", "isotropy", "report", "compare", "bench", "bench-search", "load"):
+    commands = "serve fit index eval eval-search isotropy adapt report spaces compare bench load bench-search"
+    for command in commands.split():
         assert command in out
     assert "--fit-corpus" in run_cli("eval", "--help", env={}).stdout
 

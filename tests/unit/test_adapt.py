@@ -93,3 +93,21 @@ def test_the_adapted_folder_serves_with_a_new_fingerprint_and_refuses_the_old_co
     check_compatible(old, before)
     with pytest.raises(ArtifactError, match="fitted on backbone"):
         check_compatible(old, after)
+
+
+def test_a_model_that_did_not_beat_the_start_is_not_written_and_the_reason_is_given(tiny_bert, tmp_path):
+    model, tokenizer = load(tiny_bert)
+    left, right = SENTENCES[:100], SENTENCES[100:200]
+    gold = cosine_rows(encode(model, tokenizer, left, "mean"), encode(model, tokenizer, right, "mean"))
+    pairs = tmp_path / "pairs.tsv"  # gold = the starting model's own cosines: it scores 100, no step can beat it
+    pairs.write_text("\n".join(f"{a}\t{b}\t{g:.6f}" for a, b, g in zip(left, right, gold, strict=True)))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(SENTENCES))
+    out = tmp_path / "adapted"
+    env = {"CE_MODEL_PATH": str(tiny_bert), "CE_BACKBONE": "huggingface", "PATH": "/usr/bin:/bin"}
+    args = ["adapt", "--corpus", str(corpus), "--out", str(out), "--batch-size", "64", "--lr", "0.001",
+            "--max-length", "16", "--tune-pairs", str(pairs), "--select", "raw"]  # fmt: skip
+    run = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert run.returncode == 2 and not out.exists()
+    assert "no step beat the starting model on pairs.tsv, raw (start 100.00, best step" in run.stderr
