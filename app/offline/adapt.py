@@ -2,8 +2,9 @@
 
 Two views of each sentence are encoded with the served pooling; the other sentences of the batch are the
 negatives (InfoNCE at temperature 0.05). SimCSE's views differ by dropout alone; ConSERT's by the chosen
-augmentations. The model scoring best on the tuning pairs, checked at the start, every `eval_steps` and at
-each epoch's end, is the one kept: adaptation, like a correction, must not make similarity worse.
+augmentations. The model scoring best on the tuning pairs (as served: with the `auto` correction on top, by
+default), checked at the start, every `eval_steps` and at each epoch's end, is the one kept: adaptation, like a
+correction, must not make similarity worse.
 """
 
 from __future__ import annotations
