@@ -132,14 +132,17 @@ class TuningScorer:
     select: str = "auto"  # or "raw"
     log: list[dict] = field(default_factory=list)
 
-    def __call__(self) -> float:
+    def __post_init__(self) -> None:
         left = [t for p in self.pairs for t in p.left]
         right = [t for p in self.pairs for t in p.right]
-        gold = np.concatenate([p.scores for p in self.pairs])
-        unique = list(dict.fromkeys(left + right))
-        vectors = encode(self.model, self.tokenizer, unique, self.pooling)
-        row = {t: i for i, t in enumerate(unique)}
-        tuning = TuningPairs(vectors[[row[t] for t in left]], vectors[[row[t] for t in right]], gold)
+        self._unique = list(dict.fromkeys(left + right))  # each sentence encoded once per check
+        row = {t: i for i, t in enumerate(self._unique)}
+        self._left, self._right = [row[t] for t in left], [row[t] for t in right]
+        self._gold = np.concatenate([p.scores for p in self.pairs])
+
+    def __call__(self) -> float:
+        vectors = encode(self.model, self.tokenizer, self._unique, self.pooling)
+        tuning = TuningPairs(vectors[self._left], vectors[self._right], self._gold)
         chosen = select_for(CovarianceStats(vectors.shape[1]).update(vectors), tuning).chosen
         raw = spearman_x100(*tuning.arrays)
         self.log.append({"raw": round(raw, 2), "auto": round(chosen.score, 2), "auto_method": chosen.method})
