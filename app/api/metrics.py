@@ -59,7 +59,9 @@ class _ServiceCollector:
             return
         stats = service.engine.stats()
         yield GaugeMetricFamily("ce_encoder_queue_texts", "Texts waiting to be encoded.", value=stats["queued_texts"])
-        yield GaugeMetricFamily("ce_index_documents", "Documents in the served index.", value=len(service.index))
+        yield GaugeMetricFamily(
+            "ce_index_documents", "Documents in the served index.", value=service.served.space.documents
+        )
         info = InfoMetricFamily("ce_service", "The backbone and correction being served.")
         correction = service.correction
         info.add_metric(
@@ -79,7 +81,7 @@ class _ServiceCollector:
                                   labels=["collection"])  # fmt: skip
         for collection in service.collections.open_collections():
             space = collection.services.served.space
-            documents.add_metric([collection.spec.name], len(space.index))
+            documents.add_metric([collection.spec.name], space.documents)
             served.add_metric([collection.spec.name], {"backbone": collection.spec.backbone,
                                                        "pooling": collection.spec.pooling,
                                                        "correction": space.correction_id or "none"})  # fmt: skip

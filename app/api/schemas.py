@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from app.core.config import MAX_REQUEST_ITEMS
+from app.core.names import Fusion, SearchMode
 from app.index.filters import Scalar
 
 
@@ -117,7 +118,11 @@ class DocumentIn(Strict):
 
 class DocumentsRequest(Strict):
     documents: list[DocumentIn] = Field(min_length=1, max_length=MAX_ITEMS)
-    truncate: StrictBool = Field(True, description="Index texts over the token limit by their start; false: 422.")
+    truncate: StrictBool = Field(
+        True,
+        deprecated=True,
+        description="Ignored: a text over the backbone's window is split into passages, every one indexed.",
+    )
 
 
 class DocumentsResponse(BaseModel):
@@ -141,13 +146,32 @@ class SearchRequest(Strict):
         description="Only documents whose metadata has exactly these key/value pairs.",
     )
     score_threshold: float | None = Field(None, ge=-1, le=1, description="Drop results with a lower cosine.")
+    mode: SearchMode | None = Field(
+        None, description="dense, lexical (BM25) or hybrid (both fused); default: the collection's (see `ranking`)."
+    )
+
+
+class PassageOut(BaseModel):
+    start: int = Field(description="Character offset of the passage in the document's text.")
+    end: int
+    text: str
 
 
 class SearchHitOut(BaseModel):
     id: str
     text: str
-    score: float
+    score: float = Field(description="Cosine of the document's best passage with the query, in the search space.")
+    rank_score: float = Field(description="What ordered the results: the cosine, BM25, or the fused score.")
+    lexical_score: float | None = Field(None, description="BM25, when the lexical list had this document.")
+    passage: PassageOut | None = Field(None, description="For a document of several passages: the best one.")
     metadata: dict[str, Any]
+
+
+class RankingOut(BaseModel):
+    mode: SearchMode
+    fusion: Fusion | None = Field(None, description="Hybrid: how the two lists were fused.")
+    lexical_weight: float | None = Field(None, description="Hybrid: the lexical list's weight.")
+    chosen_by: str = Field(description="request, settings, the judgments it was tuned on, or the documented rule.")
 
 
 class SearchSpaceOut(BaseModel):
@@ -162,6 +186,7 @@ class SearchResponse(BaseModel):
     query: str
     correction: str | None = Field(description="Id of the correction artifact; it holds the search space too.")
     search_space: SearchSpaceOut
+    ranking: RankingOut
     results: list[SearchHitOut]
 
 

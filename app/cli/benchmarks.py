@@ -157,13 +157,18 @@ def bench_search(
     ] = None,
     queries: Annotated[int, typer.Option(min=10, help="Queries, timed one at a time on one thread.")] = 1000,
     index: Annotated[str | None, typer.Option(help="FAISS factory string; default: CE_INDEX_FACTORY.")] = None,
+    hybrid_docs: Annotated[
+        int, typer.Option(min=0, help="Documents for the dense / lexical / hybrid latency through the search service.")
+    ] = 100_000,
     as_json: JsonLastOpt = False,
 ) -> None:
-    """recall@10, latency, build time and memory of the search index against exact search.
+    """recall@10, latency, build time and memory of the search index against exact search; then one short query
+    at a time through the search service in each mode, on --hybrid-docs documents.
 
     Synthetic documents come from a Gaussian mixture fitted on the backbone's corrected vectors of
     every STS-B sentence; the same figures follow on those real sentences (1,000 held out as queries).
     """
+    from app.benchmarks import hybrid
     from app.benchmarks.search import run
 
     settings = get_settings()
@@ -171,6 +176,11 @@ def bench_search(
         result = run(settings, STS_DIR, n=n, dim=dim, queries=queries, factory=index or settings.index_factory)
     except ValueError as exc:
         raise fail(str(exc), EXIT_BAD_INPUT) from None
+    if hybrid_docs:
+        result["hybrid"] = modes = hybrid.run(settings, STS_DIR, n=hybrid_docs)
+        typer.echo(f"search service, {hybrid_docs:,} documents, one short query: " + ", ".join(
+            f"{m} p50 {modes[m]['p50_ms']} ms / p99 {modes[m]['p99_ms']} ms" for m in hybrid.MODES
+        ) + f"; lexical index {modes['lexical_bytes_per_doc']:.0f} bytes per document", err=True)  # fmt: skip
     if not as_json:
         from app.benchmarks.search import SearchFigures
 

@@ -71,6 +71,10 @@ def fit(
     artifact = fit_here_or_on_ray(
         settings, backbone, sentences, options.method, params, corpus.name, tuning, engine, address, workers, judged
     )
+    if tune_qrels:  # the ranking too: dense, lexical or fused, under the same never-worse guard
+        from app.offline.ranking_tuning import with_tuned_ranking
+
+        artifact = with_tuned_ranking(settings, artifact, tune_qrels)
     path = write_artifact_file(artifact, out or settings.data_dir / "artifacts" / f"{artifact.id}.npz")
     typer.echo(f"wrote {path}", err=True)
     if publish:
@@ -205,6 +209,13 @@ def eval_search(
     space: Annotated[
         str, typer.Option(help="search (the space the index serves) or similarity (the one /embed serves).")
     ] = "search",
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            help="Search as /search does (documents added as passages to both indexes on a Redis of its own): "
+            "dense, lexical, hybrid, or served (the mode /search uses when a request names none); raw_* is dense."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """NDCG@10, Recall@100 and MRR@10 of search, raw and corrected, exact and on the served index kind (x100,
@@ -219,6 +230,8 @@ def eval_search(
     if space not in ("search", "similarity"):
         raise fail(f"--space is search or similarity, got {space!r}", EXIT_BAD_INPUT)
     settings = settings_for(pooling)
+    if mode is not None:
+        return _eval_served(settings, data, mode, correction, as_json)
     backbone = offline_backbone(settings)
     (judged,) = judged_sets(backbone, [data], settings)
     if correction == "fit":
@@ -254,4 +267,26 @@ def eval_search(
             typer.echo(f"  {metric}: raw {figures[f'raw_{metric}']:.2f}, corrected {figures[metric]:.2f} "
                        f"(change 95% [{low:+.2f}, {high:+.2f}]); index {figures[f'index_raw_{metric}']:.2f} / "
                        f"{figures[f'index_{metric}']:.2f}")  # fmt: skip
+    typer.echo(json.dumps(result))
+
+
+def _eval_served(settings, data: Path, mode: str, correction: str, as_json: bool) -> None:
+    """`eval-search --mode`: the collection searched through the services /search runs."""
+    from app.offline.retrieval import read_collection
+    from app.offline.served_search import MODES, evaluate_served
+
+    if mode not in MODES:
+        raise fail(f"--mode is one of {', '.join(MODES)}, got {mode!r}", EXIT_BAD_INPUT)
+    if correction == "fit":
+        raise fail("--mode searches with a served correction: served, none, or an artifact file", EXIT_BAD_INPUT)
+    collection = read_collection(data)
+    figures = evaluate_served(settings, collection, mode, correction=None if correction == "served" else correction)
+    result = {"data": Path(data).name, "backbone": settings.backbone, "pooling": settings.pooling, **figures}
+    if not as_json:
+        typer.echo(f"{result['data']} ({figures['n_queries']} queries, {figures['n_docs']} documents, "
+                   f"{figures['passages']} passages), {mode}: {figures['ranking']}", err=True)  # fmt: skip
+        for metric in ("ndcg_at_10", "recall_at_100", "mrr_at_10"):
+            low, high = figures[f"{metric}_change_95"]
+            typer.echo(f"  {metric}: dense {figures[f'raw_{metric}']:.2f}, {mode} {figures[metric]:.2f} "
+                       f"(change 95% [{low:+.2f}, {high:+.2f}])", err=True)  # fmt: skip
     typer.echo(json.dumps(result))

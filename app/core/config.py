@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.core.names import Pooling
+from app.core.names import Fusion, LexicalLanguage, Pooling, SearchMode
 
 
 def bundled(*parts: str) -> Path:
@@ -91,6 +91,25 @@ class Settings(BaseSettings):
     index_recall: float = Field(
         0.95, gt=0, le=1, description="recall@10 the approximate index's nprobe / efSearch are calibrated for."
     )
+    search_mode: SearchMode | None = Field(
+        None,
+        description="How /search ranks when a request does not say: dense, lexical (BM25) or hybrid; unset = what the "
+        "correction's judgments chose (fit --tune-qrels), else hybrid (the documented rule).",
+    )
+    fusion: Fusion | None = Field(
+        None, description="Hybrid fusion: convex (z-normalized scores) or rrf; unset = the chosen or the rule's."
+    )
+    lexical_weight: float | None = Field(
+        None, ge=0, le=1, description="Hybrid: the lexical list's weight in the fusion; unset = the chosen or 0.3."
+    )
+    lexical_language: LexicalLanguage = Field(
+        "english", description="Stemmer and stop words of the lexical index (tantivy's Snowball languages, or none)."
+    )
+    lexical_stopwords: bool = Field(True, description="Drop the language's stop words from the lexical index.")
+    passage_tokens: int = Field(
+        200, ge=16, description="A document over the backbone's window is split into passages of this many tokens."
+    )
+    passage_overlap: int = Field(40, ge=0, description="Tokens of whole sentences consecutive passages share.")
     follow_interval: float = Field(
         1.0, gt=0, description="Seconds between checks for other processes' writes and a newly published correction."
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal, get_args
 
 
 class Pooling(StrEnum):
@@ -36,3 +37,24 @@ class Method(StrEnum):
 
 LINEAR_METHODS = (Method.NONE, Method.CENTER, Method.ABTT, Method.WHITENING)  # each a single (x - mu) @ W
 ALSO_METHODS = (Method.FLOW, Method.SIF)  # what `auto --also` can weigh against its linear choice
+
+
+class SearchMode(StrEnum):
+    """How /search ranks: by the dense index, by the lexical (BM25) one, or both fused."""
+
+    DENSE = "dense"
+    LEXICAL = "lexical"
+    HYBRID = "hybrid"
+
+
+class Fusion(StrEnum):
+    """How hybrid search fuses its two lists: a convex combination of z-scores, or reciprocal ranks."""
+
+    CONVEX = "convex"
+    RRF = "rrf"
+
+
+# Snowball stemmers that tantivy also has a stop-word list for; "none" keeps lower-cased words as they are.
+LexicalLanguage = Literal["danish", "dutch", "english", "finnish", "french", "german", "hungarian", "italian",
+                          "norwegian", "portuguese", "russian", "spanish", "swedish", "none"]  # fmt: skip
+LEXICAL_LANGUAGES: tuple[str, ...] = get_args(LexicalLanguage)

@@ -58,7 +58,7 @@ class Correction:
     def describe_search(self) -> dict:
         """Which space search runs in, for /info, /search and the page."""
         shared = {"shared_with_similarity": True, "method": self.artifact.method, "params": self.artifact.params}
-        return {**self.artifact.extra.get("search", shared), "correction": self.id, "dim": self.search.dim}
+        return {**shared, **self.artifact.extra.get("search", {}), "correction": self.id, "dim": self.search.dim}
 
     @property
     def has_flow(self) -> bool:

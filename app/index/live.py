@@ -26,6 +26,7 @@ class ServedSpace(Protocol):
 
     space: SearchSpace  # read once per request: its correction and its index agree
     space_id: str  # where its documents live in the store
+    keeper: SpaceKeeper  # how its documents become vectors
 
     def writing(self) -> AbstractContextManager[SearchSpace]: ...
 
@@ -99,15 +100,21 @@ class LiveIndex:
     def _from_snapshot(self, correction: Correction | None) -> SearchSpace:
         """The snapshot, caught up with the change log; refused if it then disagrees with the store's count."""
         keeper = self.keeper
-        space = self.snapshots.load(correction, factory=keeper.factory, recall=keeper.recall)
+        space = self.snapshots.load(correction, keeper)
         try:
-            replayed = keeper.catch_up(space)
-        except ChangeLogGap as gap:
-            raise SnapshotRefused(str(gap)) from gap
-        stored = keeper.store.count_documents(keeper.space_id)
-        if len(space.index) != stored:
-            raise SnapshotRefused(f"{len(space.index)} documents after replay, the store holds {stored}")
-        log.info("index loaded from snapshot: %d documents, %d changes replayed", len(space.index), replayed)
+            try:
+                replayed = keeper.catch_up(space)
+            except ChangeLogGap as gap:
+                raise SnapshotRefused(str(gap)) from gap
+            stored = keeper.store.count_documents(keeper.space_id)
+            if space.documents != stored:
+                raise SnapshotRefused(f"{space.documents} documents after replay, the store holds {stored}")
+            if space.lexical is not None and len(space.lexical) != stored:
+                raise SnapshotRefused(f"{len(space.lexical)} lexical documents after replay, the store holds {stored}")
+        except BaseException:
+            space.close()
+            raise
+        log.info("index loaded from snapshot: %d documents, %d changes replayed", space.documents, replayed)
         return space
 
     @contextmanager
@@ -143,7 +150,8 @@ class LiveIndex:
             space = self.keeper.build(correction)
             with self._lock:
                 self.keeper.catch_up(space)  # the writes made while it was built
-                self.space = space
+                old, self.space = self.space, space
+            old.close()  # a search still holding it reads files already open; the folder goes
             self.snapshot()
             future.set_result(space.correction_id)
         except BaseException as exc:
@@ -210,11 +218,14 @@ class LiveIndex:
             self.keeper.store.forget_position(self.keeper.space_id, self.replica)
         except Exception:  # the store may be gone; the next start rebuilds from it instead
             log.exception("index snapshot at shutdown failed")
+        self.space.close()
 
     def status(self) -> dict:
         space = self.space
         return {
             **space.index.describe(),
+            "documents": space.documents,
+            "lexical": space.lexical.describe() if space.lexical is not None else None,
             "applied_change": space.applied,
             "opened": self.opened,
             "rebuilding_for": self._rebuild_target if self.rebuilding else None,

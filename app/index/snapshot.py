@@ -6,7 +6,10 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import tempfile
+import time
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +17,12 @@ import numpy as np
 from app.correction.pipeline import Correction
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
-from app.index.space import SearchSpace
+from app.index.lexical import Analyzer, LexicalIndex
+from app.index.space import SearchSpace, SpaceKeeper
 from app.store.redis_store import RedisStore, change_key
 
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2  # 2: the lexical index and the passages beside the FAISS index
+LEXICAL_GRACE = 600.0  # seconds an unreferenced lexical snapshot is kept: another writer may be about to name it
 
 
 class SnapshotRefused(Exception):
@@ -34,8 +39,14 @@ class SnapshotFile:
         self.path = Path(folder) / f"{tag}.npz" if folder else None
 
     def capture(self, space: SearchSpace) -> tuple[np.ndarray, dict]:
-        """The bytes of a snapshot of `space`, taken while nothing writes to it (the caller holds the write lock)."""
+        """The bytes of a snapshot of `space`, taken while nothing writes to it (the caller holds the write lock);
+        the lexical index's files are hard-linked beside it now."""
         data, meta = space.index.state()
+        lexical = None
+        if space.lexical is not None and self.path is not None:
+            folder = self.path.parent / f"{self.path.stem}.lexical-{uuid.uuid4().hex[:12]}"
+            space.lexical.link_into(folder)
+            lexical = {"folder": folder.name, "analyzer": space.lexical.analyzer.describe()}
         state = {
             "format": SNAPSHOT_FORMAT,
             "store_id": self.store.store_id(),
@@ -43,6 +54,8 @@ class SnapshotFile:
             "applied": space.applied,
             "index": meta,
             "fields": space.fields.state(),
+            "passages": space.passages,
+            "lexical": lexical,
             "sha256": hashlib.sha256(data.tobytes()).hexdigest(),
         }
         return data, state
@@ -63,13 +76,21 @@ class SnapshotFile:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        self._drop_old_lexical(state.get("lexical"))
         # Only what every live replica has applied: one that reported a position behind this one still needs
         # those entries (one that stopped reporting will see the gap when it returns, and rebuild).
         positions = [state["applied"], *self.store.live_positions(self.space_id)]
         self.store.trim_changes(self.space_id, min(positions, key=change_key))
         return self.path
 
-    def load(self, correction: Correction | None, *, factory: str, recall: float) -> SearchSpace:
+    def _drop_old_lexical(self, kept: dict | None) -> None:
+        """Lexical snapshots no snapshot names, once old enough that no writer is about to name them."""
+        now = time.time()
+        for folder in self.path.parent.glob(f"{self.path.stem}.lexical-*"):
+            if (kept is None or folder.name != kept["folder"]) and now - folder.stat().st_mtime > LEXICAL_GRACE:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def load(self, correction: Correction | None, keeper: SpaceKeeper) -> SearchSpace:
         """The space on disk, checked against the store, the correction and the index settings; not caught up."""
         if self.path is None or not self.path.exists():
             raise SnapshotRefused("no snapshot")
@@ -79,17 +100,24 @@ class SnapshotFile:
         except Exception as exc:  # a truncated or foreign file: np.load and json raise many kinds
             raise SnapshotRefused(f"unreadable snapshot: {exc}") from exc
         try:
-            self._check(state, data, correction.id if correction else None, factory, recall)
-            return SearchSpace(
-                correction, VectorIndex.from_state(data, state["index"]), FieldIndex.from_state(state["fields"]),
-                state["applied"],
-            )  # fmt: skip
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            self._check(state, data, correction.id if correction else None, keeper)
+            index = VectorIndex.from_state(data, state["index"])
+            fields = FieldIndex.from_state(state["fields"])
+            lexical = self._open_lexical(state["lexical"], keeper)
+            return SearchSpace(correction, index, fields, state["applied"], lexical=lexical,
+                               passages={k: int(v) for k, v in state["passages"].items()})  # fmt: skip
+        except (KeyError, TypeError, ValueError, RuntimeError, OSError) as exc:
             raise SnapshotRefused(f"malformed snapshot: {exc!r}") from exc
 
-    def _check(self, state: dict, data: np.ndarray, wanted: str | None, factory: str, recall: float) -> None:
+    def _open_lexical(self, saved: dict | None, keeper: SpaceKeeper) -> LexicalIndex | None:
+        if keeper.analyzer is None:
+            return None
+        return LexicalIndex.from_snapshot(self.path.parent / saved["folder"], keeper.lexical_folder(), keeper.analyzer)
+
+    def _check(self, state: dict, data: np.ndarray, wanted: str | None, keeper: SpaceKeeper) -> None:
         """Raise SnapshotRefused unless this snapshot belongs to this store, space, correction and settings."""
-        index = state["index"]
+        index, factory, recall, lexical = state["index"], keeper.factory, keeper.recall, state.get("lexical")
+        analyzer = Analyzer(**lexical["analyzer"]) if lexical else None
         checks = [
             (state.get("format") == SNAPSHOT_FORMAT, "another snapshot format"),
             (state.get("sha256") == hashlib.sha256(data.tobytes()).hexdigest(), "checksum mismatch"),
@@ -98,6 +126,11 @@ class SnapshotFile:
             (index["correction_id"] == wanted, f"built with {index['correction_id']}, serving {wanted}"),
             (index["requested"] == factory, f"index {index['requested']}, settings {factory}"),
             (index["recall"] == recall, f"calibrated for recall {index['recall']}"),
+            (
+                keeper.analyzer is None or analyzer == keeper.analyzer,
+                f"lexical index {analyzer}, settings {keeper.analyzer}",
+            ),
+            (lexical is None or (self.path.parent / lexical["folder"]).is_dir(), "its lexical index is gone"),
             (
                 change_key(state["applied"]) >= change_key(self.store.changes_trimmed_through(self.space_id)),
                 "the change log no longer reaches back to it",

@@ -92,10 +92,12 @@ class _DocumentWriter:
 
     def __init__(self, settings_json: str):
         from app.backbones import build_backbone
+        from app.index.passages import splitter_for
         from app.store.redis_store import RedisStore
 
         settings = Settings.model_validate_json(settings_json)
         self.backbone = build_backbone(settings)
+        self.split = splitter_for(self.backbone, settings)
         self.store = RedisStore.from_url(settings.redis_url, prefix=settings.key_prefix)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -105,7 +107,7 @@ class _DocumentWriter:
             DocumentInput(text=str(t), id=str(i) if i else None, metadata=json.loads(m))
             for t, i, m in zip(batch["text"], batch["id"], batch["metadata"], strict=True)
         ]
-        records = document_records(self.backbone.encode, docs)
+        records = document_records(self.backbone.encode, docs, self.split)
         self.store.put_documents(self.backbone.fingerprint, records)
         return {"written": np.array([len(records)])}
 

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core.errors import InvalidInput, NotFound
+from app.index.fusion import PASSAGE_MARK
 from app.index.live import ServedSpace
+from app.index.passages import PassageSplitter, Spans, spans_json
 from app.services.embedding import EmbeddingService
 from app.store.redis_store import DocumentRecord, RedisStore
 
@@ -42,20 +44,33 @@ def document_id(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def document_records(encode: Callable[[list[str]], np.ndarray], docs: Sequence[DocumentInput]) -> list[DocumentRecord]:
-    """Ids (given, or the text's hash), a repeated id's last version, raw vectors: what the store keeps.
+def document_records(
+    encode: Callable[[list[str]], np.ndarray], docs: Sequence[DocumentInput], split: Callable[[str], Spans]
+) -> list[DocumentRecord]:
+    """Ids (given, or the text's hash), a repeated id's last version, passages and their raw vectors: what the
+    store keeps.
 
-    The API, `index` and `index --engine ray` all go through here, so the same input gives the same ids.
+    The API, `index` and `index --engine ray` all go through here, so the same input gives the same records.
     """
     ids = [d.id if d.id is not None else document_id(d.text) for d in docs]
     for i, doc_id in enumerate(ids):
         if not doc_id or len(doc_id) > MAX_ID_LENGTH:
             raise InvalidInput(f"documents[{i}].id must have 1 to {MAX_ID_LENGTH} characters")
+        if PASSAGE_MARK in doc_id:
+            raise InvalidInput(f"documents[{i}].id must not contain the control character U+001F")
     last = {doc_id: i for i, doc_id in enumerate(ids)}  # a repeated id: the last one wins
     keep = sorted(last.values())
-    raw = encode([docs[i].text for i in keep])
+    spans = [split(docs[i].text) for i in keep]
+    raw = encode([docs[i].text[s:e] for i, doc_spans in zip(keep, spans, strict=True) for s, e in doc_spans])
+    bounds = np.cumsum([0, *map(len, spans)])
     return [
-        DocumentRecord(ids[i], docs[i].text, json.dumps(docs[i].metadata or {}), raw[row].tobytes())
+        DocumentRecord(
+            ids[i],
+            docs[i].text,
+            json.dumps(docs[i].metadata or {}),
+            raw[bounds[row] : bounds[row + 1]].tobytes(),
+            spans_json(spans[row]),
+        )  # fmt: skip
         for row, i in enumerate(keep)
     ]
 
@@ -63,17 +78,18 @@ def document_records(encode: Callable[[list[str]], np.ndarray], docs: Sequence[D
 class DocumentService:
     """Writes go to Redis first, in one transaction with their change-log entry, then to the served index."""
 
-    def __init__(self, store: RedisStore, served: ServedSpace, embedding: EmbeddingService):
+    def __init__(self, store: RedisStore, served: ServedSpace, embedding: EmbeddingService, split: PassageSplitter):
         self.store = store
         self._served = served
         self._embedding = embedding
+        self.split = split
         self.space_id = served.space_id
 
-    def add(self, docs: Sequence[DocumentInput], *, truncate: bool = True) -> list[str]:
-        """Encode, write to Redis in one transaction, then index; a store failure leaves nothing behind."""
-        texts = self._embedding.check_texts([d.text for d in docs], "documents")
-        self._embedding.truncated(texts, "documents", truncate=truncate)
-        records = document_records(self._embedding.encode_raw, docs)
+    def add(self, docs: Sequence[DocumentInput]) -> list[str]:
+        """Split long texts into passages, encode, write to Redis in one transaction, then index; a store failure
+        leaves nothing behind."""
+        self._embedding.check_texts([d.text for d in docs], "documents")
+        records = document_records(self._embedding.encode_raw, docs, self.split)
         with self._served.writing() as space:
             change = self.store.put_documents(self.space_id, records)
             self._served.wrote(space, records, change)
@@ -82,7 +98,7 @@ class DocumentService:
     def delete(self, doc_id: str) -> None:
         with self._served.writing() as space:
             existed, change = self.store.delete_documents(self.space_id, [doc_id])
-            present = space.remove([doc_id])
+            present = space.remove([doc_id])  # every passage, from both indexes
             space.local.add(change)
         if not existed and not present:
             raise NotFound(f"no document with id {doc_id!r}")

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from app.core.config import Settings
 from app.correction.pipeline import Correction
 from app.engine.encoder import BatchingEngine
+from app.index.lexical import Analyzer, remove_abandoned
 from app.index.live import LiveIndex, PublishedCorrection, ServedSpace, WriterSpace
+from app.index.passages import splitter_for
 from app.index.space import SpaceKeeper
 from app.services.documents import DocumentService
 from app.services.embedding import EmbeddingService
@@ -39,8 +41,12 @@ def open_space(
     search: bool = True,
 ) -> SpaceServices:
     """Open the space's index (snapshot or store) and build its services; a writer only needs no index."""
+    analyzer = Analyzer(settings.lexical_language, settings.lexical_stopwords) if search else None
+    work_dir = settings.data_dir / "lexical"
+    remove_abandoned(work_dir)
     keeper = SpaceKeeper(store, space_id, engine.backbone.dim, factory=settings.index_factory,
-                         recall=settings.index_recall, encode=engine.encode)  # fmt: skip
+                         recall=settings.index_recall, encode=engine.encode, analyzer=analyzer,
+                         work_dir=work_dir)  # fmt: skip
     if search:
         served: ServedSpace = LiveIndex(
             keeper,
@@ -54,5 +60,5 @@ def open_space(
     else:
         served = WriterSpace(keeper, correction)
     embedding = EmbeddingService(settings, engine, served)
-    return SpaceServices(served, embedding, DocumentService(store, served, embedding),
-                         SearchService(settings, store, served, embedding))  # fmt: skip
+    documents = DocumentService(store, served, embedding, splitter_for(engine.backbone, settings))
+    return SpaceServices(served, embedding, documents, SearchService(settings, store, served, embedding))

@@ -35,12 +35,14 @@ def change_key(change_id: str) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class DocumentRecord:
-    """A document as stored: text, metadata as JSON text, and the backbone's raw vector bytes."""
+    """A document as stored: text, metadata as JSON text, the backbone's raw vector bytes (one vector per passage,
+    end to end) and its passages' character spans as JSON ("" for one passage: the whole text)."""
 
     id: str
     text: str
     metadata_json: str
     vector: bytes
+    passages: str = ""
 
 
 # Trim a change log and move its marker, only ever forward: two replicas snapshotting at different positions
@@ -165,7 +167,8 @@ class RedisStore:
         for doc in docs:
             key = self._doc_key(space, doc.id)
             pipe.delete(key)
-            pipe.hset(key, mapping={"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector})
+            fields = {"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector}
+            pipe.hset(key, mapping={**fields, "passages": doc.passages} if doc.passages else fields)
             pipe.sadd(self._ids_key(space), doc.id)
         self._log_change(pipe, space, "upsert", [d.id for d in docs])
         return pipe.execute()[-1].decode()
@@ -253,10 +256,13 @@ class RedisStore:
         """Documents in the order asked for; None where an id is unknown."""
         pipe = self.client.pipeline(transaction=False)
         for doc_id in doc_ids:
-            pipe.hmget(self._doc_key(space, doc_id), "text", "metadata", "vector")
+            pipe.hmget(self._doc_key(space, doc_id), "text", "metadata", "vector", "passages")
         out: list[DocumentRecord | None] = []
-        for doc_id, (text, meta, vec) in zip(doc_ids, pipe.execute(), strict=True):
-            out.append(None if text is None else DocumentRecord(doc_id, text.decode(), meta.decode(), vec))
+        for doc_id, (text, meta, vec, spans) in zip(doc_ids, pipe.execute(), strict=True):
+            if text is None:
+                out.append(None)
+                continue
+            out.append(DocumentRecord(doc_id, text.decode(), meta.decode(), vec, spans.decode() if spans else ""))
         return out
 
     @store_call

@@ -106,8 +106,12 @@ def test_texts_over_the_token_limit_are_cut_and_reported_or_refused(guarded):
     assert r.json()["embeddings"][1] == pytest.approx(cut["embeddings"][1], abs=1e-6)
     r = guarded.post("/embed", json={**body, "truncate": False}, headers=auth(KEYS[0]))
     assert r.status_code == 422 and r.json()["error"]["message"].startswith("texts[1]: 32 tokens, at most 12")
-    docs = {"documents": [{"text": long_text}], "truncate": False}
-    assert guarded.post("/documents", json=docs, headers=auth(KEYS[0])).status_code == 422
+    # A document is never cut: over the window it is indexed as passages (here three of 10 words), whatever
+    # the deprecated `truncate` says.
+    docs = {"documents": [{"text": long_text, "id": "long"}], "truncate": False}
+    assert guarded.post("/documents", json=docs, headers=auth(KEYS[0])).status_code == 201
+    hit = guarded.get("/search", params={"q": "river", "mode": "dense"}, headers=auth(KEYS[0])).json()["results"][0]
+    assert hit["id"] == "long" and hit["passage"]["text"] == " ".join(["river"] * 10)
 
 
 @pytest.mark.parametrize(

@@ -62,8 +62,17 @@ def test_search_shows_corrected_and_raw_scores_and_the_correction(client, browse
         api["raw_scores"][0], abs=1e-3
     )
     expect(page.locator("#status")).to_contain_text(
-        f"3 results · correction {info['correction']['id']}, searched in the same space"
+        f"3 results · ranked hybrid (convex, lexical weight 0.3) · correction {info['correction']['id']}, "
+        "searched in the same space"
     )
+    page.select_option("#mode", "lexical")  # BM25 alone: only the document that shares words with the query
+    page.click("#search-button")
+    expect(page.locator("#status")).to_contain_text("1 results · ranked lexical")
+    expect(rows).to_have_count(1)
+    expect(rows.nth(0).locator("td").nth(1)).to_have_text("the cat sleeps in the park")
+    page.select_option("#mode", "")
+    page.click("#search-button")
+    expect(rows).to_have_count(3)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "page.png"), full_page=True)
     assert (ARTIFACTS / "page.png").stat().st_size > 10_000

@@ -247,13 +247,17 @@ def embedded_redis_cleanup(tmp_path):
 def test_kill_9_during_bulk_ingestion_loses_no_acknowledged_document(tmp_path, embedded_redis_cleanup):
     """A snapshot, writes and deletes after it, then SIGKILL while a client is still ingesting.
 
-    After the restart every document that got a 2xx is there and searchable, deleted ones are not,
-    nothing is duplicated, and at most the one batch in flight at the kill may also have landed.
+    After the restart every document that got a 2xx is there and searchable in both indexes (a third of them
+    long: several passages each), deleted ones are not, nothing is duplicated, and at most the one batch in
+    flight at the kill may also have landed.
     """
     port = free_port()
-    env = server_env(tmp_path, port, CE_BACKBONE="hashing", CE_SNAPSHOT_INTERVAL="2", CE_FOLLOW_INTERVAL="0.1")
+    env = server_env(tmp_path, port, CE_BACKBONE="hashing", CE_SNAPSHOT_INTERVAL="2", CE_FOLLOW_INTERVAL="0.1",
+                     CE_MAX_LENGTH="16")  # fmt: skip
     base = f"http://127.0.0.1:{port}"
-    words = [f"{WORDS[n % 16]} {WORDS[n * 7 % 16]} number{n}" for n in range(5000)]
+    filler = " ".join(["Lorem ipsum dolor sit amet."] * 5)  # 25 words: over the 14-token window
+    words = [f"{WORDS[n % 16]} {WORDS[n * 7 % 16]} number{n}" + (f". {filler}" if n % 3 == 0 else "")
+             for n in range(5000)]  # fmt: skip
 
     def doc(i: int) -> dict:
         return {"id": f"d{i}", "text": words[i], "metadata": {"i": i}}
@@ -299,11 +303,14 @@ def test_kill_9_during_bulk_ingestion_loses_no_acknowledged_document(tmp_path, e
 
     proc = start_server(env, base)
     try:
-        size = httpx.get(f"{base}/info").json()["index"]["size"]
-        assert len(expected) <= size <= len(expected | maybe)
+        index = httpx.get(f"{base}/info").json()["index"]
+        size = index["documents"]
+        assert len(expected) <= size <= len(expected | maybe) and index["lexical"]["documents"] == size
+        assert index["size"] > size  # the long documents' passages
         for i in sorted({0, 77, 119, *acknowledged[:: max(1, len(acknowledged) // 20)], acknowledged[-1]}):
-            hits = httpx.get(f"{base}/search", params={"q": words[i], "k": 1}).json()["results"]
-            assert hits[0]["id"] == f"d{i}" and hits[0]["metadata"] == {"i": i}
+            for mode, q in (("dense", words[i]), ("lexical", f"number{i}")):
+                hits = httpx.get(f"{base}/search", params={"q": q, "k": 1, "mode": mode}).json()["results"]
+                assert hits[0]["id"] == f"d{i}" and hits[0]["metadata"] == {"i": i}, (mode, i)
         for i in (3, 110):
             assert httpx.get(f"{base}/documents/d{i}").status_code == 404
         import redis

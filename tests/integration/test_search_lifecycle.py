@@ -249,7 +249,8 @@ def test_writers_snapshotting_at_once_each_use_their_own_temporary_file(settings
             w.join()
         assert errors == []
         assert not list(snapshots.path.parent.glob("*.tmp"))
-        loaded = snapshots.load(services.correction, factory=settings.index_factory, recall=settings.index_recall)
-        assert len(loaded.index) == 20
+        loaded = snapshots.load(services.correction, services.served.keeper)
+        assert len(loaded.index) == 20 and len(loaded.lexical) == 20
+        loaded.close()
     finally:
         services.close()

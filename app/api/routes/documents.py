@@ -15,7 +15,7 @@ router = APIRouter(route_class=BoundedBodyRoute)
 @router.post("/documents", response_model=DocumentsResponse, status_code=201)
 def add_documents(body: DocumentsRequest, documents: DocumentsDep) -> DocumentsResponse:
     docs = [DocumentInput(text=d.text, id=d.id, metadata=d.metadata) for d in body.documents]
-    ids = documents.add(docs, truncate=body.truncate)
+    ids = documents.add(docs)
     return DocumentsResponse(ids=ids, count=len(ids))
 
 

@@ -10,20 +10,36 @@ from pydantic import ValidationError
 
 from app.api.deps import SearchDep
 from app.api.routing import BoundedBodyRoute
-from app.api.schemas import SearchHitOut, SearchRequest, SearchResponse, SearchSpaceOut
+from app.api.schemas import PassageOut, SearchHitOut, SearchRequest, SearchResponse, SearchSpaceOut
 from app.core.errors import InvalidInput
+from app.core.names import SearchMode
 from app.services.search import SearchService
 
 router = APIRouter(route_class=BoundedBodyRoute)
 
 
 def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
-    hits, space = service.search(body.q, body.k, where=body.filter, score_threshold=body.score_threshold)
+    hits, found = service.search(body.q, body.k, where=body.filter, score_threshold=body.score_threshold,
+                                 mode=body.mode)  # fmt: skip
     return SearchResponse(
         query=body.q,
-        correction=space["correction"],
-        search_space=SearchSpaceOut(**space),
-        results=[SearchHitOut(id=h.id, text=h.text, score=h.score, metadata=h.metadata) for h in hits],
+        correction=found["correction"],
+        search_space=SearchSpaceOut(**found),
+        ranking=found["ranking"],
+        results=[
+            SearchHitOut(
+                id=h.id,
+                text=h.text,
+                score=h.score,
+                rank_score=h.rank_score,
+                lexical_score=h.lexical_score,
+                passage=PassageOut(start=h.passage[0], end=h.passage[1], text=h.text[slice(*h.passage)])
+                if h.passage
+                else None,
+                metadata=h.metadata,
+            )  # fmt: skip
+            for h in hits
+        ],
     )
 
 
@@ -38,11 +54,15 @@ def search(
     score_threshold: Annotated[
         float | None, Query(ge=-1, le=1, description="Drop results with a lower cosine.")
     ] = None,
+    mode: Annotated[
+        SearchMode | None, Query(description="dense, lexical (BM25) or hybrid; default: the collection's.")
+    ] = None,
 ) -> SearchResponse:
     try:
         body = SearchRequest(
-            q=q, k=k, filter=json.loads(filter) if filter is not None else None, score_threshold=score_threshold
-        )
+            q=q, k=k, filter=json.loads(filter) if filter is not None else None, score_threshold=score_threshold,
+            mode=mode,
+        )  # fmt: skip
     except (json.JSONDecodeError, ValidationError) as exc:
         raise InvalidInput(f"invalid search parameters: {_first_error(exc)}") from None
     return _search(service, body)

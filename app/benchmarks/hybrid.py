@@ -1,0 +1,75 @@
+"""`bench-search --hybrid-docs N`: one short query at a time through the search service, dense, lexical and hybrid,
+on N documents in a Redis of its own (texts made of STS-B sentences, vectors shaped like the backbone's)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from app.benchmarks.search import cached_encode, sts_sentences
+from app.benchmarks.synthetic import GaussianMixture
+from app.benchmarks.throughput import percentile
+from app.offline.served_search import served_services
+from app.store.redis_store import DocumentRecord
+
+WRITE_BATCH = 5000
+MODES = ("dense", "lexical", "hybrid")
+
+
+def synthetic_records(sentences: list[str], raw: np.ndarray, n: int, *, seed: int = 0):
+    """`n` documents of three STS-B sentences each, with raw vectors sampled like the backbone's, in batches."""
+    rng = np.random.default_rng(seed)
+    scale = float(np.linalg.norm(raw, axis=1).mean())  # the index normalizes; Redis keeps raw-sized vectors
+    mixture = GaussianMixture.fit(raw)
+    for start in range(0, n, WRITE_BATCH):
+        size = min(WRITE_BATCH, n - start)
+        vectors = (mixture.sample(size, seed=seed + 1 + start) * scale).astype(np.float32)
+        picks = rng.integers(0, len(sentences), size=(size, 3))
+        yield [DocumentRecord(f"d{start + i}", " ".join(sentences[j] for j in row), "{}", vectors[i].tobytes())
+               for i, row in enumerate(picks)]  # fmt: skip
+
+
+def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool = True) -> dict:
+    """Latency of one short query in each mode (p50/p99, ms), build time, the lexical index's bytes per document."""
+    from app.backbones import build_backbone
+
+    sentences = sts_sentences(sts_dir)
+    raw = cached_encode(build_backbone(settings), sentences, settings.data_dir / "cache")
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="bench-hybrid-", dir=settings.data_dir))
+    try:
+        services = served_services(settings.model_copy(update={"follow_interval": 1e6}), folder)  # one build, below
+        space_id = services.served.space_id
+        with tqdm(total=n, desc="writing documents", unit="doc", disable=not progress) as bar:
+            for records in synthetic_records(sentences, raw, n):
+                services.store.put_documents(space_id, records)
+                bar.update(len(records))
+        started = time.perf_counter()
+        services.served.rebuild(services.correction, "benchmark documents written").result()
+        build_s = time.perf_counter() - started
+        asked = [s for s in sentences if len(s.split()) <= 8][:queries]
+        figures = {"n": n, "queries": len(asked), "build_s": round(build_s, 1)}
+        for mode in MODES:
+            for q in asked[:20]:  # warm caches
+                services.search.search(q, 10, mode=mode)
+            seconds = []
+            for q in asked:
+                start = time.perf_counter()
+                services.search.search(q, 10, mode=mode)
+                seconds.append(time.perf_counter() - start)
+            figures[mode] = {"p50_ms": round(percentile(seconds, 50) * 1000, 2),
+                             "p99_ms": round(percentile(seconds, 99) * 1000, 2)}  # fmt: skip
+        space = services.served.space
+        figures["passages"] = len(space.index)
+        figures["lexical_bytes_per_doc"] = round(space.lexical.size_bytes() / max(space.documents, 1), 1)
+        figures["index_bytes_per_doc"] = round(space.index.memory_bytes() / max(space.documents, 1), 1)
+        figures["ranking"] = services.search.search(asked[0], 10)[1]["ranking"]
+        services.close()
+        return figures
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,197 @@
+"""The lexical half of hybrid search: BM25 over documents' words, a tantivy index in a folder of this process.
+
+tantivy (a Rust inverted index) adds and deletes documents in place, so the change log is followed write by
+write like the FAISS index, where a BM25 library built on matrices would rebuild the whole index per write.
+Its segment files are written once and never changed, so a snapshot is a set of hard links, taken at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+import tantivy
+
+from app.core.names import LEXICAL_LANGUAGES as LANGUAGES
+
+ID, BODY, ANALYZER = "id", "body", "words"
+WRITER_HEAP = 32_000_000  # bytes the writer buffers before it flushes a segment by itself
+LOCKS = (".tantivy-writer.lock", ".tantivy-meta.lock")
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    """How texts become terms: words, lower-cased, stop words dropped and stemmed in one language."""
+
+    language: str = "english"
+    stopwords: bool = True
+
+    def __post_init__(self):
+        if self.language not in LANGUAGES:
+            raise ValueError(f"lexical language must be one of {', '.join(LANGUAGES)}, got {self.language!r}")
+
+    def build(self) -> tantivy.TextAnalyzer:
+        builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        builder = builder.filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase())
+        if self.language != "none":
+            if self.stopwords:
+                builder = builder.filter(tantivy.Filter.stopword(self.language))
+            builder = builder.filter(tantivy.Filter.stemmer(self.language))
+        return builder.build()
+
+    def describe(self) -> dict:
+        return asdict(self)
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field(ID, stored=True, tokenizer_name="raw")  # whole ids: deleted and filtered exactly
+    builder.add_text_field(BODY, stored=False, tokenizer_name=ANALYZER, index_option="freq")  # BM25 needs no positions
+    return builder.build()
+
+
+class LexicalIndex:
+    """BM25 over one space's documents, keyed by document id; writes are staged, then made visible by `commit`."""
+
+    def __init__(self, folder: Path, analyzer: Analyzer):
+        self.folder = Path(folder)
+        self.analyzer = analyzer
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._schema = _schema()
+        self._index = tantivy.Index(self._schema, path=str(self.folder))
+        self._terms = analyzer.build()
+        self._index.register_tokenizer(ANALYZER, self._terms)
+        self._writer: tantivy.IndexWriter | None = None
+        self._staged = False
+        self._lock = threading.Lock()  # one writer; commits and snapshots do not interleave
+        self._index.reload()
+        self._searcher = self._index.searcher()
+
+    # --- writes ------------------------------------------------------------------------------------------
+
+    def _writing(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        return self._writer
+
+    def upsert(self, doc_ids: Sequence[str], texts: Sequence[str]) -> None:
+        """Stage documents; an id already present is replaced."""
+        with self._lock:
+            writer = self._writing()
+            for doc_id, text in zip(doc_ids, texts, strict=True):
+                writer.delete_documents_by_term(ID, doc_id)
+                writer.add_document(tantivy.Document(id=doc_id, body=text))
+            self._staged = True
+
+    def remove(self, doc_ids: Sequence[str]) -> None:
+        """Stage deletions (an unknown id is no error)."""
+        with self._lock:
+            writer = self._writing()
+            for doc_id in doc_ids:
+                writer.delete_documents_by_term(ID, doc_id)
+            self._staged = True
+
+    def commit(self) -> None:
+        """Make staged writes searchable (one commit for a whole batch: each costs a few milliseconds)."""
+        with self._lock:
+            if not self._staged:
+                return
+            self._writer.commit()
+            self._staged = False
+            self._index.reload()
+            self._searcher = self._index.searcher()
+
+    # --- reads ------------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return int(self._searcher.num_docs)
+
+    def terms(self, text: str) -> list[str]:
+        return self._terms.analyze(text)
+
+    def search(self, text: str, k: int, *, allowed: Collection[str] | None = None) -> list[tuple[str, float]]:
+        """Top-k (id, BM25 score), best first; `allowed` restricts the candidates to those ids."""
+        terms = self.terms(text)
+        if not terms or k < 1 or (allowed is not None and not allowed):
+            return []
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, BODY, term)) for term in terms]
+        )
+        if allowed is not None:
+            only = tantivy.Query.const_score_query(tantivy.Query.term_set_query(self._schema, ID, list(allowed)), 0.0)
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, only)])
+        searcher = self._searcher
+        hits = searcher.search(query, k).hits
+        return [(searcher.doc(address)[ID][0], float(score)) for score, address in hits]
+
+    # --- files ------------------------------------------------------------------------------------------
+
+    def size_bytes(self) -> int:
+        """Bytes of its files on disk (tantivy maps them: what a search may touch)."""
+        return sum(f.stat().st_size for f in self.folder.iterdir() if f.is_file())
+
+    def link_into(self, target: Path, *, attempts: int = 3) -> None:
+        """A snapshot in `target`: the last commit's files, hard-linked (no byte is copied); tried again if a
+        background merge retired a file between reading the commit and linking it."""
+        for attempt in range(attempts):
+            try:
+                return self._link_into(target)
+            except FileNotFoundError:
+                shutil.rmtree(target, ignore_errors=True)
+                if attempt == attempts - 1:
+                    raise
+
+    def _link_into(self, target: Path) -> None:
+        with self._lock:
+            target.mkdir(parents=True)
+            meta = json.loads((self.folder / "meta.json").read_text())
+            segments = {s["segment_id"].replace("-", "") for s in meta.get("segments", [])}
+            for name in os.listdir(self.folder):
+                if name in LOCKS or name == "meta.json":
+                    continue
+                if name == ".managed.json" or name.split(".", 1)[0] in segments:
+                    os.link(self.folder / name, target / name)
+            (target / "meta.json").write_text(json.dumps(meta))
+
+    @classmethod
+    def from_snapshot(cls, snapshot: Path, folder: Path, analyzer: Analyzer) -> LexicalIndex:
+        """A working copy of a snapshot (hard links again: the snapshot stays as it was)."""
+        folder.mkdir(parents=True)
+        for name in os.listdir(snapshot):
+            os.link(snapshot / name, folder / name)
+        return cls(folder, analyzer)
+
+    def close(self) -> None:
+        """Let go of the writer and delete the working folder (a snapshot keeps its own links)."""
+        with self._lock:
+            self._writer = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def describe(self) -> dict:
+        return {"documents": len(self), "engine": f"tantivy {version('tantivy')}", **self.analyzer.describe()}
+
+
+def remove_abandoned(work_dir: Path) -> None:
+    """Working folders left by processes that are gone (killed before they could delete theirs)."""
+    if not work_dir.is_dir():
+        return
+    for folder in work_dir.iterdir():
+        pid = folder.name.split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

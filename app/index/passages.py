@@ -1,0 +1,108 @@
+"""Long documents as overlapping passages that each fit the backbone's window, cut on sentence boundaries.
+
+A backbone reads its first `max_length` tokens and no more; a document indexed whole would be searched by
+its beginning only. Each passage is encoded and indexed, and a document scores as its best passage.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+
+Spans = list[tuple[int, int]]
+CountTokens = Callable[[Sequence[str]], list[int]]  # word pieces per text, special tokens not counted
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n\s*")
+_WORD = re.compile(r"\S+")
+
+
+def sentence_spans(text: str) -> Spans:
+    """Character spans of sentences (a line break ends one too); whitespace between them belongs to none."""
+    spans, start = [], 0
+    for gap in _SENTENCE_END.finditer(text):
+        if gap.start() > start:
+            spans.append((start, gap.start()))
+        start = gap.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def _word_pieces(text: str, span: tuple[int, int], count: CountTokens, window: int) -> Spans:
+    """A sentence longer than the window, cut between words into pieces of at most `window` tokens."""
+    words = [(span[0] + m.start(), span[0] + m.end()) for m in _WORD.finditer(text[span[0] : span[1]])]
+    sizes = count([text[s:e] for s, e in words])
+    pieces, start, used, prev_end = [], None, 0, 0
+    for (s, e), n in zip(words, sizes, strict=True):
+        if start is not None and used + n > window:
+            pieces.append((start, prev_end))
+            start, used = None, 0
+        start = s if start is None else start
+        used, prev_end = used + n, e
+    if start is not None:
+        pieces.append((start, prev_end))
+    return pieces
+
+
+def passage_spans(text: str, count: CountTokens, window: int, overlap: int, whole: int | None = None) -> Spans:
+    """Spans of passages of at most `window` tokens, consecutive ones sharing whole sentences of at most
+    `overlap` tokens; one span for a text of at most `whole` tokens (default `window`)."""
+    units = sentence_spans(text)
+    sizes = count([text[s:e] for s, e in units])
+    if sum(sizes) <= (window if whole is None else whole):
+        return [(0, len(text))]
+    split_units, split_sizes = [], []
+    for unit, n in zip(units, sizes, strict=True):
+        pieces = [unit] if n <= window else _word_pieces(text, unit, count, window)
+        split_units.extend(pieces)
+        split_sizes.extend([n] if n <= window else count([text[s:e] for s, e in pieces]))
+    passages, first = [], 0
+    while first < len(split_units):
+        last, used = first, split_sizes[first]
+        while last + 1 < len(split_units) and used + split_sizes[last + 1] <= window:
+            last += 1
+            used += split_sizes[last]
+        passages.append((split_units[first][0], split_units[last][1]))
+        if last + 1 >= len(split_units):
+            break
+        nxt, shared = last + 1, 0  # step back over whole sentences while they fit the overlap
+        while nxt - 1 > first and shared + split_sizes[nxt - 1] <= overlap:
+            nxt -= 1
+            shared += split_sizes[nxt]
+        first = nxt
+    return passages
+
+
+class PassageSplitter:
+    """A backbone's passages: a text it reads whole stays one; a longer one is split into `window`-token passages."""
+
+    def __init__(self, token_counts: CountTokens, max_length: int, window: int, overlap: int):
+        self._counts = token_counts  # the backbone's: special tokens included
+        self.specials = token_counts([""])[0]
+        self.max_length = max_length
+        self.window = min(window, max_length - self.specials)
+        self.overlap = min(overlap, self.window // 2)
+
+    def _count(self, texts: Sequence[str]) -> list[int]:
+        return [n - self.specials for n in self._counts(texts)] if texts else []
+
+    def __call__(self, text: str) -> Spans:
+        if len(text.encode()) + self.specials <= self.max_length:  # a token covers at least one byte
+            return [(0, len(text))]
+        return passage_spans(text, self._count, self.window, self.overlap, whole=self.max_length - self.specials)
+
+
+def spans_json(spans: Spans) -> str:
+    """How a record stores its passages: "" for one passage (the whole text), else JSON [[start, end], ...]."""
+    return "" if len(spans) <= 1 else json.dumps([list(s) for s in spans])
+
+
+def stored_spans(passages: str, text: str) -> Spans:
+    return [(0, len(text))] if not passages else [tuple(s) for s in json.loads(passages)]
+
+
+def splitter_for(backbone, settings) -> PassageSplitter:
+    """The splitter of a backbone under CE_PASSAGE_TOKENS and CE_PASSAGE_OVERLAP: one for the API, `index` and Ray."""
+    return PassageSplitter(backbone.token_counts, backbone.max_length, settings.passage_tokens,
+                           settings.passage_overlap)  # fmt: skip

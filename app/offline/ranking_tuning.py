@@ -1,0 +1,100 @@
+"""The ranking chosen on relevance judgments (`fit --tune-qrels`): dense alone, lexical alone, and each fusion
+and weight, scored on lists the search service made, kept only under the never-worse guard of the search space."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from app.correction.artifact import CorrectionArtifact
+from app.correction.pipeline import corrected
+from app.correction.registry import write_artifact_file
+from app.index.fusion import CANDIDATES, FUSIONS, Ranking, fuse
+from app.offline.retrieval import DEPTH, Judgments, read_collection
+from app.offline.search_tuning import MIN_NDCG_GAIN, RECALL_TOLERANCE, SearchCandidate, keeps_every_set
+from app.offline.search_tuning import ndcg_gain_lower_bound as gain_lower_bound
+from app.offline.served_search import search_served, served_services
+from app.services.search import RANKING, dense_hits
+
+WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+RULE = (
+    f"dense unless a ranking loses no NDCG@10 and at most {100 * RECALL_TOLERANCE:g} points of Recall@100 on any "
+    f"judged collection against dense alone, and its NDCG@10 gain over all judged queries has a 95% lower bound "
+    f">= {100 * MIN_NDCG_GAIN:g} points; then the best such NDCG@10"
+)
+
+
+def candidates() -> list[Ranking]:
+    hybrid = [Ranking("hybrid", fusion, w, "") for fusion in FUSIONS for w in WEIGHTS]
+    return [Ranking("dense", chosen_by=""), Ranking("lexical", chosen_by=""), *hybrid]
+
+
+def candidate_lists(services, texts: list[str]) -> list[tuple[list, list]]:
+    """Each query's dense and lexical candidate lists, as /search makes them before fusing."""
+    space = services.served.space
+    lists = []
+    for text in tqdm(texts, desc="candidate lists", leave=False):
+        vector = corrected(services.embedding.encode_raw, space.search_correction, [text])
+        lists.append((dense_hits(space, vector, CANDIDATES, None)[0], space.lexical.search(text, CANDIDATES)))
+    return lists
+
+
+def scored(ranking: Ranking, judged: list) -> SearchCandidate:
+    """A ranking's NDCG@10 and Recall@100 per query on every judged collection."""
+    ndcg, recall = [], []
+    for collection, lists in judged:
+        column = {doc: i for i, doc in enumerate(collection.doc_ids)}
+        top = np.full((len(lists), DEPTH), -1, dtype=np.int64)
+        for row, (dense, lexical) in enumerate(lists):
+            ranked = [column[d] for d, _ in fuse(dense, lexical, ranking)[:DEPTH]]
+            top[row, : len(ranked)] = ranked
+        found = Judgments.of(collection).per_query(top)
+        ndcg.append(found["ndcg_at_10"])
+        recall.append(found["recall_at_100"])
+    return SearchCandidate(ranking.mode, asdict(ranking), 0, ndcg, recall)
+
+
+def choose_ranking(judged: list, tuned_on: str) -> tuple[Ranking, dict]:
+    """The best ranking that keeps every judged collection against dense, if its pooled gain is clear."""
+    scores = [(r, scored(r, judged)) for r in candidates()]
+    dense = scores[0][1]
+    kept = [(r, c) for r, c in scores[1:] if keeps_every_set(c, dense)]
+    best, lower = (None, 0.0)
+    if kept:
+        best, candidate = max(kept, key=lambda rc: rc[1].pooled_ndcg.mean())
+        lower = gain_lower_bound(candidate, dense)
+    chosen = best if best is not None and lower >= MIN_NDCG_GAIN else scores[0][0]
+    chosen = replace(chosen, chosen_by=f"judgments ({tuned_on}): {RULE}")
+    points = dict(scores)
+    record = {"tuned_on": tuned_on, "candidates": len(scores), "ndcg_gain_lower_bound": round(100 * lower, 2),
+              "dense": [round(100 * n.mean(), 2) for n in dense.ndcg],
+              "chosen": [round(100 * n.mean(), 2) for n in points[replace(chosen, chosen_by="")].ndcg]}  # fmt: skip
+    return chosen, record
+
+
+def with_tuned_ranking(settings, artifact: CorrectionArtifact, folders: list[Path]) -> CorrectionArtifact:
+    """`artifact` with the ranking its judgments chose in `extra.search`: each judged collection is added to a
+    service serving this artifact, and its queries' candidate lists are fused every way."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="tune-ranking-", dir=settings.data_dir))
+    try:
+        path = write_artifact_file(artifact, work / f"{artifact.id}.npz")
+        judged = []
+        for n, folder in enumerate(folders):
+            collection = read_collection(folder)
+            services = served_services(settings, work / f"run-{n}", str(path))
+            try:
+                search_served(services, collection, [])
+                judged.append((collection, candidate_lists(services, collection.query_texts)))
+            finally:
+                services.close()
+        chosen, record = choose_ranking(judged, "+".join(Path(f).name for f in folders))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    search = {**artifact.extra.get("search", {}), RANKING: asdict(chosen), "ranking_selection": record}
+    return replace(artifact, extra={**artifact.extra, "search": search})

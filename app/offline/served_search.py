@@ -1,0 +1,87 @@
+"""A judged collection searched exactly as /search searches it: its documents added through the document service
+(passages, both indexes) on a Redis of its own, each query through the search service in a given mode."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from app.core.config import Settings
+from app.offline.retrieval import DEPTH, METRICS, Collection, Judgments, paired_interval
+from app.services.documents import DocumentInput
+
+ADD_BATCH = 256
+MODES = ("dense", "lexical", "hybrid", "served")
+
+
+def served_services(settings: Settings, folder: Path, correction: str | None = None):
+    """Services on the settings' backbone (its ONNX export cached where it always is) with a Redis and an index
+    folder of their own under `folder`, so a running server's data is never touched."""
+    from app.correction.registry import resolve_correction
+    from app.engine.pool import engine_for
+    from app.services.container import Services
+    from app.store.embedded import EmbeddedRedis
+    from app.store.redis_store import RedisStore
+
+    engine = engine_for(settings)
+    embedded = EmbeddedRedis(folder / "redis")
+    store = RedisStore.from_url(embedded.start(), prefix=settings.key_prefix)
+    run = settings.model_copy(update={"data_dir": folder, "redis_url": None, "max_text_chars": 10**8,
+                                      "max_texts": ADD_BATCH, "snapshot_interval": 1e9})  # fmt: skip
+    artifact = resolve_correction(correction or settings.correction, store, engine.backbone, settings.models_dir)
+    return Services(run, engine, store, artifact, embedded=embedded)
+
+
+def search_served(services, collection: Collection, modes: list[str | None], *, progress: bool = True) -> dict:
+    """Each mode's ranked document columns (queries x DEPTH, -1 past the end) and the ranking that made them."""
+    docs = [DocumentInput(text=t, id=d) for d, t in zip(collection.doc_ids, collection.doc_texts, strict=True)]
+    with tqdm(total=len(docs), desc="adding documents", unit="doc", disable=not progress) as bar:
+        for start in range(0, len(docs), ADD_BATCH):
+            services.documents.add(docs[start : start + ADD_BATCH])
+            bar.update(len(docs[start : start + ADD_BATCH]))
+    column = {doc_id: i for i, doc_id in enumerate(collection.doc_ids)}
+    depth = min(DEPTH, len(docs))
+    found = {}
+    for mode in modes:
+        top = np.full((len(collection.query_texts), depth), -1, dtype=np.int64)
+        ranking = None
+        for row, query in enumerate(tqdm(collection.query_texts, desc=f"searching ({mode or 'served'})",
+                                         disable=not progress)):  # fmt: skip
+            hits, described = services.search.search(query, depth, mode=mode)
+            ranking = described["ranking"]
+            top[row, : len(hits)] = [column[h.id] for h in hits]
+        found[mode] = (top, ranking)
+    return found
+
+
+def evaluate_served(settings: Settings, collection: Collection, mode: str, *, correction: str | None = None) -> dict:
+    """The mode's NDCG@10, Recall@100 and MRR@10 (x100) against dense alone on the same service (`raw_*`), each
+    change with a paired-bootstrap 95% interval; `served` is whatever /search does when a request names no mode."""
+    if mode not in MODES:
+        raise ValueError(f"--mode is one of {', '.join(MODES)}, got {mode!r}")
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="eval-search-", dir=settings.data_dir))
+    services = served_services(settings, folder, correction)
+    try:
+        asked = None if mode == "served" else mode
+        found = search_served(services, collection, ["dense", asked] if asked != "dense" else ["dense"])
+        passages = services.served.space.index.describe()["size"]
+        correction_id = services.correction.id if services.correction else None
+    finally:
+        services.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    judgments = Judgments.of(collection)
+    dense = judgments.per_query(found["dense"][0])
+    mine = judgments.per_query(found[asked][0])
+    figures: dict = {"mode": mode, "ranking": found[asked][1], "correction": correction_id, "passages": passages,
+                     "n_queries": len(collection.query_ids), "n_docs": len(collection.doc_ids)}  # fmt: skip
+    for metric in METRICS:
+        low, high = paired_interval(dense[metric], mine[metric])
+        figures[f"raw_{metric}"] = round(100 * dense[metric].mean(), 2)
+        figures[metric] = round(100 * mine[metric].mean(), 2)
+        figures[f"{metric}_change_95"] = [round(100 * low, 2), round(100 * high, 2)]
+    return figures

@@ -1,0 +1,112 @@
+"""Hybrid search's life against a real Redis: long documents as passages in both indexes, replicas that agree,
+snapshots that carry the lexical index."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.services.container import Services
+from app.services.documents import DocumentInput
+from tests.api.conftest import CORPUS
+from tests.integration.test_search_lifecycle import crash, wait_until
+
+FILLER = " ".join(f"Sentence number {n} talks about nothing in particular." for n in range(12))  # ~96 words
+
+
+@pytest.fixture
+def settings(make_settings):
+    """The hashing backbone reading 32 tokens: a document of more is split into passages."""
+    return make_settings(backbone="hashing", follow_interval=0.05, max_texts=256, max_length=32)
+
+
+def corpus() -> list[DocumentInput]:
+    return [DocumentInput(text=t, id=f"c{i}") for i, t in enumerate(CORPUS)]
+
+
+def test_a_match_past_the_window_is_found_and_deleting_leaves_no_passage(settings):
+    service = Services.from_settings(settings)
+    try:
+        long = FILLER + " The zebra crossing glows at dawn."
+        service.documents.add([*corpus(), DocumentInput(text=long, id="long")])
+        space = service.served.space
+        assert space.passages["long"] > 3 and space.documents == len(CORPUS) + 1
+        for mode in ("dense", "lexical", "hybrid"):
+            hits, found = service.search.search("zebra crossing glows", k=3, mode=mode)
+            assert hits[0].id == "long" and found["ranking"]["mode"] == mode
+            assert "zebra" in long[slice(*hits[0].passage)]  # the passage that matched, not the opening one
+        service.documents.delete("long")
+        space = service.served.space
+        assert not any(key in space.index for key in [f"long\x1f{n}" for n in range(8)] + ["long"])
+        assert space.lexical.search("zebra", 5) == [] and len(space.lexical) == len(CORPUS)
+        assert space.passages == {}
+    finally:
+        service.close()
+
+
+def test_replacing_a_long_document_with_a_short_one_drops_its_extra_passages(settings):
+    service = Services.from_settings(settings)
+    try:
+        service.documents.add([DocumentInput(text=FILLER + " Zebra.", id="x")])
+        assert len(service.index) > 3
+        service.documents.add([DocumentInput(text="a short text about a heron", id="x")])
+        assert len(service.index) == 1 and service.served.space.passages == {}
+        assert service.search.search("zebra", k=1, mode="lexical")[0] == []
+        assert service.search.search("heron", k=1, mode="lexical")[0][0].id == "x"
+    finally:
+        service.close()
+
+
+def test_two_servers_on_one_redis_return_the_same_hybrid_results(settings, store):
+    first = Services.from_settings(settings)
+    second = Services.from_settings(settings)
+    try:
+        first.documents.add(corpus()[:100])
+        second.documents.add([*corpus()[100:], DocumentInput(text=FILLER + " A heron waits.", id="long")])
+        first.documents.add([DocumentInput(text="the cat reads about herons quietly", id="c5")])  # a replace
+        second.documents.delete("c7")
+        first.documents.delete("c8")
+        last = store.last_change_id(first.served.space_id)
+        wait_until(lambda: first.served.space.applied == last == second.served.space.applied)
+        for q in ("heron", "the cat runs at night", "a dog sings with joy", "nothing in particular"):
+            a, b = (s.search.search(q, k=10, mode="hybrid")[0] for s in (first, second))
+            assert [(h.id, round(h.rank_score, 5), h.passage) for h in a] == [
+                (h.id, round(h.rank_score, 5), h.passage) for h in b
+            ]
+        assert first.search.search("heron", k=2)[0][0].id in ("c5", "long")
+        assert {"c7", "c8"}.isdisjoint(h.id for h in first.search.search("the dog", k=20, mode="lexical")[0])
+    finally:
+        second.close()
+        first.close()
+
+
+def test_a_restart_opens_the_lexical_index_from_the_snapshot_and_replays_the_rest(settings):
+    service = Services.from_settings(settings)
+    service.documents.add(corpus()[:50])
+    service.served.snapshot()
+    service.documents.add([DocumentInput(text=FILLER + " A heron waits.", id="late")])  # after it: the log
+    service.documents.delete("c1")
+    crash(service)
+
+    again = Services.from_settings(settings)
+    try:
+        assert again.served.opened["from"] == "snapshot"
+        space = again.served.space
+        assert len(space.lexical) == space.documents == 50 and "late" in space.passages
+        assert again.search.search("heron", k=1, mode="lexical")[0][0].id == "late"
+        assert "c1" not in {h.id for h in again.search.search("the cat", k=50, mode="lexical")[0]}
+    finally:
+        again.close()
+
+
+def test_filters_k_and_threshold_hold_in_every_mode(settings):
+    service = Services.from_settings(settings)
+    try:
+        docs = [DocumentInput(text=t, id=f"c{i}", metadata={"even": i % 2 == 0}) for i, t in enumerate(CORPUS)]
+        service.documents.add(docs)
+        for mode in ("dense", "lexical", "hybrid"):
+            hits, _ = service.search.search("the cat runs", k=4, where={"even": True}, mode=mode)
+            assert len(hits) == 4 and all(h.metadata == {"even": True} for h in hits)
+            hits, _ = service.search.search("the cat runs", k=20, score_threshold=0.5, mode=mode)
+            assert hits and all(h.score >= 0.5 for h in hits)
+    finally:
+        service.close()
