@@ -18,7 +18,7 @@ from pydantic import (
 )
 
 from app.core.config import MAX_REQUEST_ITEMS
-from app.core.names import Fusion, SearchMode
+from app.core.names import Fusion, LexicalLanguage, SearchMode
 from app.index.filters import Scalar
 
 
@@ -205,6 +205,11 @@ class CollectionIn(Strict):
         max_length=1024,
         description="A local Hugging Face folder CE_COLLECTION_MODELS lists; default the service's.",
     )
+    search_mode: SearchMode | None = Field(None, description="How /search ranks by default; default CE_SEARCH_MODE.")
+    fusion: Fusion | None = Field(None, description="Hybrid fusion; default CE_FUSION.")
+    lexical_weight: float | None = Field(None, ge=0, le=1, description="Hybrid: the lexical list's weight.")
+    lexical_language: LexicalLanguage | None = Field(None, description="Lexical stemmer and stop words.")
+    lexical_stopwords: StrictBool | None = Field(None, description="Drop the language's stop words.")
 
 
 class CollectionOut(BaseModel):

@@ -40,7 +40,7 @@ TuneQrelsOpt = Annotated[
     typer.Option(
         help="Relevance judgments to choose the search space and the ranking (dense, lexical, fused) on: a "
         "BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/test.tsv), repeatable; default: the documented rules "
-        "(raw vectors unless they lie in a cone; hybrid, convex, lexical weight 0.3)."
+        "(raw vectors unless they lie in a cone; hybrid, convex, lexical weight 0.4)."
     ),
 ]
 NoTuneOpt = Annotated[bool, typer.Option(help="auto: skip tuning, use the documented default correction.")]

@@ -48,7 +48,7 @@ class SearchMode(StrEnum):
 
 
 class Fusion(StrEnum):
-    """How hybrid search fuses its two lists: a convex combination of z-scores, or reciprocal ranks."""
+    """How hybrid search fuses its two lists: a convex combination of min-max scaled scores, or reciprocal ranks."""
 
     CONVEX = "convex"
     RRF = "rrf"

@@ -83,6 +83,14 @@ class SnapshotFile:
         self.store.trim_changes(self.space_id, min(positions, key=change_key))
         return self.path
 
+    def delete(self) -> None:
+        """The snapshot and every lexical index beside it (a collection deleted)."""
+        if self.path is None:
+            return
+        self.path.unlink(missing_ok=True)
+        for folder in self.path.parent.glob(f"{self.path.stem}.lexical-*"):
+            shutil.rmtree(folder, ignore_errors=True)
+
     def _drop_old_lexical(self, kept: dict | None) -> None:
         """Lexical snapshots no snapshot names, once old enough that no writer is about to name them."""
         now = time.time()

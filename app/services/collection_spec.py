@@ -7,6 +7,9 @@ import logging
 import re
 from dataclasses import asdict, dataclass, replace
 
+from pydantic import ValidationError
+
+from app.core.config import Settings
 from app.core.errors import ArtifactError, InvalidInput, NotFound
 from app.correction.pipeline import Correction
 from app.correction.registry import load_version
@@ -31,6 +34,17 @@ class CollectionSpec:
     uid: str = ""  # new at each creation: a deleted collection's late writes never reach one made again
     model_path: str | None = None  # a local Hugging Face folder CE_COLLECTION_MODELS allows; None: CE_MODEL_PATH
     fingerprint: str = ""  # of its backbone: where the corrections fitted on it are kept
+    search_mode: str | None = None  # how /search ranks by default; None: the correction's choice, else the rule
+    fusion: str | None = None
+    lexical_weight: float | None = None
+    lexical_language: str | None = None  # the lexical index's stemmer and stop words
+    lexical_stopwords: bool | None = None
+
+    @property
+    def search(self) -> dict:
+        """The search settings it was created with, as Settings names them (what its space is opened with); the
+        service's own hold for those it leaves unset."""
+        return {k: getattr(self, k) for k in SEARCH_SETTINGS if getattr(self, k) is not None}
 
     @property
     def backbone_key(self) -> tuple[str, str, str | None]:
@@ -76,6 +90,19 @@ class CollectionFollower:
             log.error("collection %s: refusing %s; %s keeps serving: %s", self.name, wanted, serving_id, exc)
             self._refused = wanted
             return None
+
+
+SEARCH_SETTINGS = ("search_mode", "fusion", "lexical_weight", "lexical_language", "lexical_stopwords")
+
+
+def search_settings(given: dict | None) -> dict:
+    """A new collection's search settings: those given, checked as the service's own settings are (422 if not)."""
+    given = {k: v for k, v in (given or {}).items() if v is not None and k in SEARCH_SETTINGS}
+    try:
+        checked = Settings(**{k: given[k] for k in SEARCH_SETTINGS if k in given})
+    except ValidationError as exc:
+        raise InvalidInput(f"search settings: {exc.errors()[0]['msg']}") from None
+    return {k: str(getattr(checked, k)) if k in ("search_mode", "fusion") else getattr(checked, k) for k in given}
 
 
 def check_name(name: str) -> None:

@@ -32,6 +32,7 @@ from app.services.collection_spec import (
     CollectionFollower,
     CollectionSpec,
     check_name,
+    search_settings,
     set_correction,
 )
 from app.services.spaces import SpaceServices, open_space
@@ -99,7 +100,15 @@ class Collections:
         self._lock = threading.Lock()
 
     def create(
-        self, name: str, *, backbone=None, pooling=None, correction=None, index_factory=None, model_path=None
+        self,
+        name: str,
+        *,
+        backbone=None,
+        pooling=None,
+        correction=None,
+        index_factory=None,
+        model_path=None,
+        search: dict | None = None,
     ) -> Collection:
         """A new collection (409 if the name is taken); omitted settings take the service's own."""
         check_name(name)
@@ -122,7 +131,7 @@ class Collections:
         artifact = self._correction(engine, correction or "auto")
         spec = CollectionSpec(name, backbone, pooling, artifact.id if artifact else None, factory,
                               datetime.now(UTC).isoformat(timespec="seconds"), uuid.uuid4().hex[:12],
-                              model_path, engine.backbone.fingerprint)  # fmt: skip
+                              model_path, engine.backbone.fingerprint, **search_settings(search))  # fmt: skip
         if not self.specs.create(name, spec.to_bytes()):
             raise Conflict(f"collection {name!r} exists")
         log.info("collection %s created: %s/%s, correction %s", name, backbone, pooling, spec.correction)
@@ -176,7 +185,7 @@ class Collections:
             spec = CollectionSpec.from_bytes(data)
             engine = self.engines.get(spec.backbone_key)
             artifact = self._correction(engine, spec.correction) if spec.correction else None
-            settings = self.settings.model_copy(update={"index_factory": spec.index_factory})
+            settings = self.settings.model_copy(update={"index_factory": spec.index_factory, **spec.search})
             follower = CollectionFollower(self.specs, name, self.store, engine.backbone)
             services = open_space(settings, engine, self.store, Correction(artifact) if artifact else None,
                                   spec.space_id, follower, search=self.search)  # fmt: skip
@@ -231,9 +240,7 @@ class Collections:
             collection.services.close()
         self.store.drop_space(space_id)
         self._drop_own_corrections(spec)
-        path = SnapshotFile(self.store, space_id, self.settings.data_dir / "index").path
-        if path is not None:
-            path.unlink(missing_ok=True)
+        SnapshotFile(self.store, space_id, self.settings.data_dir / "index").delete()
         log.info("collection %s deleted", name)
 
     def _drop_own_corrections(self, spec: CollectionSpec) -> None:

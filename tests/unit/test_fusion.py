@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from app.index.fusion import Ranking, best_passages, convex, fuse, passage_key, passage_of, rrf
@@ -17,14 +16,14 @@ def test_rrf_weights_each_list_by_its_ranks():
     assert [d for d, _ in rrf(dense, lexical, 0.25)] == ["b", "a", "c"]
 
 
-def test_convex_combines_z_scores_and_gives_a_missing_document_its_lists_lowest():
-    dense, lexical = [("a", 0.9), ("b", 0.7), ("c", 0.5)], [("c", 10.0), ("d", 4.0)]
-    dz = (np.array([0.9, 0.7, 0.5]) - 0.7) / np.std([0.9, 0.7, 0.5])
-    lz = (np.array([10.0, 4.0]) - 7.0) / 3.0
+def test_convex_combines_min_max_scores_and_a_list_that_missed_a_document_gives_it_zero():
+    dense, lexical = [("a", 0.9), ("b", 0.7), ("c", 0.5)], [("c", 10.0), ("e", 7.0), ("d", 4.0)]
     fused = dict(convex(dense, lexical, 0.4))
-    assert fused["a"] == pytest.approx(0.6 * dz[0] + 0.4 * lz.min())
-    assert fused["c"] == pytest.approx(0.6 * dz[2] + 0.4 * lz[0])
-    assert fused["d"] == pytest.approx(0.6 * dz.min() + 0.4 * lz[1])
+    assert fused["a"] == pytest.approx(0.6 * 1.0)
+    assert fused["b"] == pytest.approx(0.6 * 0.5)
+    assert fused["c"] == pytest.approx(0.6 * 0.0 + 0.4 * 1.0)
+    assert fused["e"] == pytest.approx(0.4 * 0.5) and fused["d"] == pytest.approx(0.0)
+    assert [d for d, _ in convex([("x", 0.3)], [("x", 2.0)], 0.5)] == ["x"]  # one hit each: scaled to 1
 
 
 def test_a_mode_ranks_by_its_own_list_and_weight_zero_is_dense_order():

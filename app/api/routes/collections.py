@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from app.api.deps import ServicesDep
 from app.api.schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
 from app.core.errors import BadRequest
-from app.services.collection_spec import DEFAULT
+from app.services.collection_spec import DEFAULT, SEARCH_SETTINGS
 
 router = APIRouter()
 
@@ -18,7 +18,8 @@ def create_collection(body: CollectionIn, services: ServicesDep) -> dict:
     """A new collection; a backbone not loaded yet is loaded now (the first time can take a while)."""
     collection = services.collections.create(body.name, backbone=body.backbone, pooling=body.pooling,
                                              correction=body.correction, index_factory=body.index_factory,
-                                             model_path=body.model_path)  # fmt: skip
+                                             model_path=body.model_path,
+                                             search=body.model_dump(include=set(SEARCH_SETTINGS)))  # fmt: skip
     return collection.describe()
 
 
