@@ -69,6 +69,7 @@ class LexicalIndex:
         self._index.register_tokenizer(ANALYZER, self._terms)
         self._writer: tantivy.IndexWriter | None = None
         self._staged = False
+        self._closed = False  # swapped out or dropped: a late writer's changes have nowhere to go, and need none
         self._lock = threading.Lock()  # one writer; commits and snapshots do not interleave
         self._index.reload()
         self._searcher = self._index.searcher()
@@ -83,6 +84,8 @@ class LexicalIndex:
     def upsert(self, doc_ids: Sequence[str], texts: Sequence[str]) -> None:
         """Stage documents; an id already present is replaced."""
         with self._lock:
+            if self._closed:
+                return
             writer = self._writing()
             for doc_id, text in zip(doc_ids, texts, strict=True):
                 writer.delete_documents_by_term(ID, doc_id)
@@ -92,6 +95,8 @@ class LexicalIndex:
     def remove(self, doc_ids: Sequence[str]) -> None:
         """Stage deletions (an unknown id is no error)."""
         with self._lock:
+            if self._closed:
+                return
             writer = self._writing()
             for doc_id in doc_ids:
                 writer.delete_documents_by_term(ID, doc_id)
@@ -100,7 +105,7 @@ class LexicalIndex:
     def commit(self) -> None:
         """Make staged writes searchable (one commit for a whole batch: each costs a few milliseconds)."""
         with self._lock:
-            if not self._staged:
+            if not self._staged or self._closed:
                 return
             self._writer.commit()
             self._staged = False
@@ -170,7 +175,7 @@ class LexicalIndex:
     def close(self) -> None:
         """Let go of the writer and delete the working folder (a snapshot keeps its own links)."""
         with self._lock:
-            self._writer = None
+            self._writer, self._closed = None, True
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def describe(self) -> dict:

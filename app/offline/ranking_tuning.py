@@ -18,7 +18,7 @@ from app.index.fusion import CANDIDATES, FUSIONS, Ranking, fuse
 from app.offline.retrieval import DEPTH, Judgments, read_collection
 from app.offline.search_tuning import MIN_NDCG_GAIN, RECALL_TOLERANCE, SearchCandidate, keeps_every_set
 from app.offline.search_tuning import ndcg_gain_lower_bound as gain_lower_bound
-from app.offline.served_search import search_served, served_services
+from app.offline.served_search import add_collection, served_services
 from app.services.search import RANKING, dense_hits
 
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -89,7 +89,7 @@ def with_tuned_ranking(settings, artifact: CorrectionArtifact, folders: list[Pat
             collection = read_collection(folder)
             services = served_services(settings, work / f"run-{n}", str(path))
             try:
-                search_served(services, collection, [])
+                add_collection(services, collection, progress=False)
                 judged.append((collection, candidate_lists(services, collection.query_texts)))
             finally:
                 services.close()

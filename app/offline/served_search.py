@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -36,15 +37,21 @@ def served_services(settings: Settings, folder: Path, correction: str | None = N
     return Services(run, engine, store, artifact, embedded=embedded)
 
 
-def search_served(services, collection: Collection, modes: list[str | None], *, progress: bool = True) -> dict:
-    """Each mode's ranked document columns (queries x DEPTH, -1 past the end) and the ranking that made them."""
+def add_collection(services, collection: Collection, *, progress: bool = True) -> float:
+    """Add the collection's documents through the document service, as POST /documents does; the seconds it took."""
     docs = [DocumentInput(text=t, id=d) for d, t in zip(collection.doc_ids, collection.doc_texts, strict=True)]
+    started = time.perf_counter()
     with tqdm(total=len(docs), desc="adding documents", unit="doc", disable=not progress) as bar:
         for start in range(0, len(docs), ADD_BATCH):
             services.documents.add(docs[start : start + ADD_BATCH])
             bar.update(len(docs[start : start + ADD_BATCH]))
+    return time.perf_counter() - started
+
+
+def search_served(services, collection: Collection, modes: list[str | None], *, progress: bool = True) -> dict:
+    """Each mode's ranked document columns (queries x DEPTH, -1 past the end) and the ranking that made them."""
     column = {doc_id: i for i, doc_id in enumerate(collection.doc_ids)}
-    depth = min(DEPTH, len(docs))
+    depth = min(DEPTH, len(collection.doc_ids))
     found = {}
     for mode in modes:
         top = np.full((len(collection.query_texts), depth), -1, dtype=np.int64)
@@ -68,8 +75,13 @@ def evaluate_served(settings: Settings, collection: Collection, mode: str, *, co
     services = served_services(settings, folder, correction)
     try:
         asked = None if mode == "served" else mode
+        seconds = add_collection(services, collection)
         found = search_served(services, collection, ["dense", asked] if asked != "dense" else ["dense"])
-        passages = services.served.space.index.describe()["size"]
+        space = services.served.space
+        passages = len(space.index)
+        ingestion = {"seconds": round(seconds, 1), "docs_per_s": round(space.documents / seconds, 1),
+                     "passages_per_s": round(passages / seconds, 1), "index_bytes": space.index.memory_bytes(),
+                     "lexical_bytes": space.lexical.size_bytes()}  # fmt: skip
         correction_id = services.correction.id if services.correction else None
     finally:
         services.close()
@@ -78,6 +90,7 @@ def evaluate_served(settings: Settings, collection: Collection, mode: str, *, co
     dense = judgments.per_query(found["dense"][0])
     mine = judgments.per_query(found[asked][0])
     figures: dict = {"mode": mode, "ranking": found[asked][1], "correction": correction_id, "passages": passages,
+                     "ingestion": ingestion,
                      "n_queries": len(collection.query_ids), "n_docs": len(collection.doc_ids)}  # fmt: skip
     for metric in METRICS:
         low, high = paired_interval(dense[metric], mine[metric])
