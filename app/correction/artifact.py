@@ -38,11 +38,24 @@ class CorpusRef:
     source: str = ""
 
 
-def content_id(method: str, params: dict, backbone: BackboneRef, corpus: CorpusRef, mu, W, arrays: dict) -> str:
-    """`{method}-{hash}` of what the correction is: refitting the same thing gives the same id."""
-    content = hashlib.sha256(np.ascontiguousarray(mu).tobytes() + np.ascontiguousarray(W).tobytes())
+ID_DECIMALS = 6  # float noise below this (another CPU's LAPACK: +-1e-15 where 0 is meant) does not rename a fit
+
+
+def _hashed(value, exact: bool = False) -> bytes:
+    """A float array's values to ID_DECIMALS, each zero positive (`exact`: as they are, the ids made before)."""
+    value = np.asarray(value)
+    if np.issubdtype(value.dtype, np.floating) and not exact:
+        value = np.round(value.astype(np.float64), ID_DECIMALS) + 0.0
+    return np.ascontiguousarray(value).tobytes()
+
+
+def content_id(
+    method: str, params: dict, backbone: BackboneRef, corpus: CorpusRef, mu, W, arrays: dict, *, exact: bool = False
+) -> str:
+    """`{method}-{hash}` of what the correction is: refitting the same thing, here or elsewhere, gives the same id."""
+    content = hashlib.sha256(_hashed(mu, exact) + _hashed(W, exact))
     for name, value in sorted(arrays.items()):
-        content.update(name.encode() + np.ascontiguousarray(value).tobytes())
+        content.update(name.encode() + _hashed(value, exact))
     content.update(json.dumps([method, params, asdict(backbone), asdict(corpus)], sort_keys=True).encode())
     return f"{method}-{content.hexdigest()[:12]}"
 
@@ -162,6 +175,7 @@ class CorrectionArtifact:
                 raise ArtifactFormatError(f"artifact {self.id!r}: {name} holds values that are not finite")
         if why := check_search_arrays(self.arrays, dim):
             raise ArtifactFormatError(f"artifact {self.id!r}: {why}")
-        expected = content_id(self.method, self.params, self.backbone, self.corpus, self.mu, self.W, self.arrays)
-        if self.id != expected:
+        content = (self.method, self.params, self.backbone, self.corpus, self.mu, self.W, self.arrays)
+        expected = content_id(*content)
+        if self.id not in (expected, content_id(*content, exact=True)):  # exact: an artifact made before rounding
             raise ArtifactFormatError(f"artifact {self.id!r}: its id is not the hash of its content ({expected})")
