@@ -28,7 +28,7 @@ def stored_documents(
     for batch in store.iter_documents(space_id):
         batch = batch[: None if limit is None else limit - len(docs)]
         docs.extend(batch)
-        chunks.append(keeper.decode(batch))
+        chunks.append(keeper.first_vectors(batch))  # one row per document: a long one by its first passage
         if limit is not None and len(docs) >= limit:
             break
     return docs, np.concatenate(chunks) if chunks else np.empty((0, dim), dtype=np.float32)

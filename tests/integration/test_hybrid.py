@@ -3,6 +3,7 @@ snapshots that carry the lexical index."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from app.services.container import Services
@@ -108,5 +109,21 @@ def test_filters_k_and_threshold_hold_in_every_mode(settings):
             assert len(hits) == 4 and all(h.metadata == {"even": True} for h in hits)
             hits, _ = service.search.search("the cat runs", k=20, score_threshold=0.5, mode=mode)
             assert hits and all(h.score >= 0.5 for h in hits)
+    finally:
+        service.close()
+
+
+def test_a_collection_fit_reads_one_vector_per_document_however_many_passages(settings):
+    from app.offline.collection_fit import stored_documents
+
+    service = Services.from_settings(settings)
+    try:
+        service.documents.add([*corpus()[:5], DocumentInput(text=FILLER, id="long")])
+        docs, raw = stored_documents(service.store, service.served.space_id, service.backbone.dim)
+        assert len(docs) == len(raw) == 6
+        first = {d.id: row for d, row in zip(docs, raw, strict=True)}["long"]
+        start, end = service.documents.split(FILLER)[0]  # its first passage, not the whole text
+        assert end < len(FILLER)
+        np.testing.assert_allclose(first, service.backbone.encode([FILLER[start:end]])[0], rtol=1e-5, atol=1e-6)
     finally:
         service.close()
