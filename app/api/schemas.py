@@ -222,6 +222,11 @@ class CollectionOut(BaseModel):
     model_path: str | None = None
     fingerprint: str
     open: bool = Field(description="Open in this process; one that is not is listed without loading its backbone.")
+    search_mode: SearchMode | None = Field(None, description="Its default ranking, if set at creation.")
+    fusion: Fusion | None = None
+    lexical_weight: float | None = None
+    lexical_language: str | None = None
+    lexical_stopwords: bool | None = None
     documents: int
     dim: int | None = None
     search_space: dict[str, Any] | None = None

@@ -35,7 +35,9 @@ def test_an_unknown_mode_is_a_422_in_the_query_and_in_the_body(client):
 
 def test_a_collection_keeps_its_own_ranking_and_lexical_settings(client):
     body = {"name": "plain", "search_mode": "lexical", "lexical_language": "none"}
-    assert client.post("/collections", json=body).status_code == 201
+    created = client.post("/collections", json=body)
+    assert created.status_code == 201
+    assert (created.json()["search_mode"], created.json()["lexical_language"]) == ("lexical", "none")
     assert client.post("/collections/plain/documents", json={"documents": DOCS}).status_code == 201
     found = client.get("/collections/plain/search", params={"q": "herons"}).json()
     assert found["ranking"]["mode"] == "lexical" and found["ranking"]["chosen_by"] == "settings"

@@ -70,9 +70,10 @@ def test_two_servers_on_one_redis_return_the_same_hybrid_results(settings, store
         wait_until(lambda: first.served.space.applied == last == second.served.space.applied)
         for q in ("heron", "the cat runs at night", "a dog sings with joy", "nothing in particular"):
             a, b = (s.search.search(q, k=10, mode="hybrid")[0] for s in (first, second))
-            assert [(h.id, round(h.rank_score, 5), h.passage) for h in a] == [
-                (h.id, round(h.rank_score, 5), h.passage) for h in b
-            ]
+            assert [(h.id, h.passage, h.score) for h in a] == [(h.id, h.passage, h.score) for h in b]
+            # BM25's statistics count a replaced or deleted version until tantivy merges its segment away, and
+            # merges run in the background: the fused score may differ in the third decimal, not the results.
+            assert [h.rank_score for h in a] == pytest.approx([h.rank_score for h in b], abs=0.01)
         assert first.search.search("heron", k=2)[0][0].id in ("c5", "long")
         assert {"c7", "c8"}.isdisjoint(h.id for h in first.search.search("the dog", k=20, mode="lexical")[0])
     finally:
