@@ -7,10 +7,12 @@ Its segment files are written once and never changed, so a snapshot is a set of 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import threading
+import time
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
@@ -22,7 +24,9 @@ from app.core.names import LEXICAL_LANGUAGES as LANGUAGES
 
 ID, BODY, ANALYZER = "id", "body", "words"
 WRITER_HEAP = 32_000_000  # bytes the writer buffers before it flushes a segment by itself
-LOCKS = (".tantivy-writer.lock", ".tantivy-meta.lock")
+OWNER = ".owner.lock"  # flock-ed while its process lives: a folder whose lock can be taken was abandoned
+LOCKS = (".tantivy-writer.lock", ".tantivy-meta.lock", OWNER)
+ABANDON_AFTER = 60.0  # seconds a working folder must have existed before another process may judge it abandoned
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,8 @@ class LexicalIndex:
         self.folder = Path(folder)
         self.analyzer = analyzer
         self.folder.mkdir(parents=True, exist_ok=True)
+        self._owner = os.open(self.folder / OWNER, os.O_CREAT | os.O_RDWR)
+        fcntl.flock(self._owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self._schema = _schema()
         self._index = tantivy.Index(self._schema, path=str(self.folder))
         self._terms = analyzer.build()
@@ -175,28 +181,32 @@ class LexicalIndex:
     def close(self) -> None:
         """Let go of the writer and delete the working folder (a snapshot keeps its own links)."""
         with self._lock:
+            if self._closed:
+                return
             self._writer, self._closed = None, True
         shutil.rmtree(self.folder, ignore_errors=True)
+        os.close(self._owner)
 
     def describe(self) -> dict:
         return {"documents": len(self), "engine": f"tantivy {version('tantivy')}", **self.analyzer.describe()}
 
 
 def remove_abandoned(work_dir: Path) -> None:
-    """Working folders left by processes that are gone (killed before they could delete theirs)."""
+    """Working folders whose process is gone (killed before it could delete its own): their owner lock is free.
+    A process id is no proof: in a container every start is pid 1."""
     if not work_dir.is_dir():
         return
     for folder in work_dir.iterdir():
-        pid = folder.name.split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        if time.time() - folder.stat().st_mtime < ABANDON_AFTER:
+            continue  # perhaps being made right now, before its owner could lock it
+        try:
+            fd = os.open(folder / OWNER, os.O_CREAT | os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # a live process holds it
+        finally:
+            os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)

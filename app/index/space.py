@@ -123,7 +123,7 @@ class SpaceKeeper:
         return LexicalIndex(self.lexical_folder(), self.analyzer)
 
     def lexical_folder(self) -> Path:
-        """A new working folder, named by this process (so one left by a killed process can be told apart)."""
+        """A new working folder of this process's own (its lock says when the process is gone)."""
         return self.work_dir / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
     # --- vectors -----------------------------------------------------------------------------------------

@@ -128,3 +128,23 @@ def test_a_collection_fit_reads_one_vector_per_document_however_many_passages(se
         np.testing.assert_allclose(first, service.backbone.encode([FILLER[start:end]])[0], rtol=1e-5, atol=1e-6)
     finally:
         service.close()
+
+
+def test_a_working_folder_left_by_a_killed_process_is_removed_and_a_live_ones_kept(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from app.index import lexical
+    from app.index.lexical import Analyzer, LexicalIndex, remove_abandoned
+
+    monkeypatch.setattr(lexical, "ABANDON_AFTER", 0.0)
+    mine = LexicalIndex(tmp_path / "mine", Analyzer())
+    code = (
+        f"from app.index.lexical import *; LexicalIndex({str(tmp_path / 'dead')!r}, Analyzer()); import os; os._exit(9)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 9  # killed: no close()
+    assert (tmp_path / "dead").is_dir()
+    remove_abandoned(tmp_path)
+    assert not (tmp_path / "dead").exists() and (tmp_path / "mine").is_dir()
+    mine.close()
+    assert not (tmp_path / "mine").exists()
