@@ -341,7 +341,7 @@ def test_bench_reports_every_figure_against_a_real_server(tmp_path):
 
 def test_bench_search_prints_every_figure_against_exact_search(tmp_path):
     env = {"CE_BACKBONE": "hashing", "CE_MODELS_DIR": str(tmp_path / "models"), "CE_DATA_DIR": str(tmp_path / "d")}
-    r = run_cli("bench-search", "--n", "25000", "--queries", "100", "--json", env=env)
+    r = run_cli("bench-search", "--n", "25000", "--queries", "100", "--hybrid-docs", "3000", "--json", env=env)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
     result = json.loads(lines[-1])
@@ -354,9 +354,13 @@ def test_bench_search_prints_every_figure_against_exact_search(tmp_path):
         exact["index"] == "Flat" and exact["recall_at_10"] == 1.0 and exact["n"] == 15437 - 100
     )  # the queries are held out
     assert approximate["index"].startswith("IVF") and approximate["recall_at_10"] >= 0.9
-    r = run_cli("bench-search", "--n", "1000", "--queries", "10", env=env)  # the STS-B vectors are cached now
+    hybrid = result["hybrid"]  # one query at a time through the search service, in each mode
+    assert hybrid["n"] == 3000 and hybrid["passages"] == 3000 and hybrid["lexical_bytes_per_doc"] > 0
+    assert all(0 < hybrid[m]["p50_ms"] <= hybrid[m]["p99_ms"] for m in ("dense", "lexical", "hybrid"))
+    assert hybrid["ranking"]["mode"] == "hybrid"
+    r = run_cli("bench-search", "--n", "1000", "--queries", "10", "--hybrid-docs", "0", env=env)  # STS-B cached now
     assert r.returncode == 0 and r.stdout.startswith("synthetic: n 1,000, dim 64, Flat")
-    r = run_cli("bench-search", "--n", "1000", "--dim", "8", env=env)
+    r = run_cli("bench-search", "--n", "1000", "--dim", "8", "--hybrid-docs", "0", env=env)
     assert r.returncode == 2 and "no correction to reduce dims" in r.stderr
 
 
