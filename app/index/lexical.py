@@ -76,6 +76,9 @@ class LexicalIndex:
         self._writer: tantivy.IndexWriter | None = None
         self._staged = False
         self._closed = False  # swapped out or dropped: a late writer's changes have nowhere to go, and need none
+        # Versions deleted or replaced since it was built: BM25's statistics still count them until a background
+        # merge drops them, so replicas with other histories score a little apart until it is rebuilt (compacted).
+        self.dead = 0
         self._lock = threading.Lock()  # one writer; commits and snapshots do not interleave
         self._index.reload()
         self._searcher = self._index.searcher()
@@ -87,22 +90,24 @@ class LexicalIndex:
             self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=1)
         return self._writer
 
-    def upsert(self, doc_ids: Sequence[str], texts: Sequence[str]) -> None:
-        """Stage documents; an id already present is replaced."""
+    def upsert(self, doc_ids: Sequence[str], texts: Sequence[str], *, replaced: int = 0) -> None:
+        """Stage documents; an id already present is replaced (`replaced`: how many were, as the caller knows)."""
         with self._lock:
             if self._closed:
                 return
+            self.dead += replaced
             writer = self._writing()
             for doc_id, text in zip(doc_ids, texts, strict=True):
                 writer.delete_documents_by_term(ID, doc_id)
                 writer.add_document(tantivy.Document(id=doc_id, body=text))
             self._staged = True
 
-    def remove(self, doc_ids: Sequence[str]) -> None:
-        """Stage deletions (an unknown id is no error)."""
+    def remove(self, doc_ids: Sequence[str], *, present: int | None = None) -> None:
+        """Stage deletions (an unknown id is no error; `present`: how many were here, if the caller knows)."""
         with self._lock:
             if self._closed:
                 return
+            self.dead += len(doc_ids) if present is None else present
             writer = self._writing()
             for doc_id in doc_ids:
                 writer.delete_documents_by_term(ID, doc_id)
@@ -188,7 +193,8 @@ class LexicalIndex:
         os.close(self._owner)
 
     def describe(self) -> dict:
-        return {"documents": len(self), "engine": f"tantivy {version('tantivy')}", **self.analyzer.describe()}
+        return {"documents": len(self), "dead_versions": self.dead, "engine": f"tantivy {version('tantivy')}",
+                **self.analyzer.describe()}  # fmt: skip
 
 
 def remove_abandoned(work_dir: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from app.core.errors import StoreUnavailable
 from app.correction.pipeline import Correction
+from app.index.compaction import QUIET_FOLLOWS, compact
 from app.index.snapshot import SnapshotFile, SnapshotRefused
 from app.index.space import ChangeLogGap, SearchSpace, SpaceKeeper
 from app.store.redis_store import DocumentRecord
@@ -78,6 +79,7 @@ class LiveIndex:
         self._snapshot_at = time.monotonic()
         self._rebuild: Future | None = None
         self._rebuild_target: str | None = None
+        self._quiet = (self.space.applied, 0)  # the last change seen, and follower steps since it changed
         self._stop = threading.Event()
         self._follower = threading.Thread(target=self._follow, name="index-follower", daemon=True)
         self._follower.start()
@@ -189,8 +191,16 @@ class LiveIndex:
             self.rebuild(correction, f"correction {correction.id} is current in redis")
         elif reason := space.index.rebuild_reason():
             self.rebuild(space.correction, reason)
+        elif self._lexical_due(space):
+            compact(self.keeper, space, self._lock, lambda: self.space)
         elif time.monotonic() - self._snapshot_at > self._snapshot_interval:
             self.snapshot()
+
+    def _lexical_due(self, space: SearchSpace) -> bool:
+        """Whether the lexical index counts dead versions and writes have paused for QUIET_FOLLOWS steps."""
+        applied, steps = self._quiet
+        self._quiet = (space.applied, steps + 1 if applied == space.applied else 0)
+        return space.lexical is not None and space.lexical.dead > 0 and self._quiet[1] >= QUIET_FOLLOWS
 
     def snapshot(self) -> None:
         """Write the index to disk if it changed since the last snapshot (captured under the lock)."""

@@ -46,7 +46,7 @@ class SnapshotFile:
         if space.lexical is not None and self.path is not None:
             folder = self.path.parent / f"{self.path.stem}.lexical-{uuid.uuid4().hex[:12]}"
             space.lexical.link_into(folder)
-            lexical = {"folder": folder.name, "analyzer": space.lexical.analyzer.describe()}
+            lexical = {"folder": folder.name, "analyzer": space.lexical.analyzer.describe(), "dead": space.lexical.dead}
         state = {
             "format": SNAPSHOT_FORMAT,
             "store_id": self.store.store_id(),
@@ -120,7 +120,11 @@ class SnapshotFile:
     def _open_lexical(self, saved: dict | None, keeper: SpaceKeeper) -> LexicalIndex | None:
         if keeper.analyzer is None:
             return None
-        return LexicalIndex.from_snapshot(self.path.parent / saved["folder"], keeper.lexical_folder(), keeper.analyzer)
+        lexical = LexicalIndex.from_snapshot(
+            self.path.parent / saved["folder"], keeper.lexical_folder(), keeper.analyzer
+        )
+        lexical.dead = int(saved.get("dead", 0))  # its unmerged deleted versions still count until it is compacted
+        return lexical
 
     def _check(self, state: dict, data: np.ndarray, wanted: str | None, keeper: SpaceKeeper) -> None:
         """Raise SnapshotRefused unless this snapshot belongs to this store, space, correction and settings."""

@@ -76,7 +76,7 @@ class SearchSpace:
             self.fields.remove(doc_id)
             self.passages.pop(doc_id, None)
         if self.lexical is not None:
-            self.lexical.remove(doc_ids)
+            self.lexical.remove(doc_ids, present=present)
             if commit:
                 self.lexical.commit()
         return present
@@ -228,6 +228,7 @@ class SpaceKeeper:
         if not records:
             return
         keys, vectors = self.passage_vectors(records, space.correction)
+        replaced = sum(r.id in space.index for r in records)
         old = set(space.keys_of([r.id for r in records]))
         space.index.upsert(keys, vectors)
         space.index.remove(sorted(old - set(keys)))
@@ -237,7 +238,7 @@ class SpaceKeeper:
             if r.passages:
                 space.passages[r.id] = len(stored_spans(r.passages, r.text))
         if space.lexical is not None:
-            space.lexical.upsert([r.id for r in records], [r.text for r in records])
+            space.lexical.upsert([r.id for r in records], [r.text for r in records], replaced=replaced)
             if commit:
                 space.lexical.commit()
 

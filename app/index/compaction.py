@@ -1,0 +1,70 @@
+"""The lexical index rebuilt from the stored texts once writes pause: BM25's statistics then count no deleted or
+replaced version (tantivy drops those only when a background merge happens to), so every replica scores alike."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from app.index.lexical import LexicalIndex
+from app.index.space import REPLAY_BATCH, ChangeLogGap, SearchSpace, SpaceKeeper
+from app.store.redis_store import change_key
+
+log = logging.getLogger(__name__)
+QUIET_FOLLOWS = 3  # follower steps with no new change-log entry before a lexical index with dead versions is rebuilt
+
+
+def rebuilt_lexical(keeper: SpaceKeeper) -> tuple[LexicalIndex, str]:
+    """A new lexical index of the stored texts alone, and the change-log entry it reflects at least."""
+    applied = keeper.store.last_change_id(keeper.space_id)
+    lexical = keeper.new_lexical()
+    try:
+        for batch in keeper.store.iter_documents(keeper.space_id):
+            lexical.upsert([d.id for d in batch], [d.text for d in batch])
+        lexical.commit()
+    except BaseException:
+        lexical.close()
+        raise
+    return lexical, applied
+
+
+def replay_lexical(keeper: SpaceKeeper, lexical: LexicalIndex, after: str, until: str) -> None:
+    """Apply the change-log entries in (after, until] to a lexical index alone (raises ChangeLogGap)."""
+    while change_key(after) < change_key(until):
+        changes, trimmed = keeper.store.changes_after(keeper.space_id, after, REPLAY_BATCH)
+        if change_key(trimmed) > change_key(after):
+            raise ChangeLogGap(f"the change log was trimmed through {trimmed}; the rebuild reflects {after}")
+        changes = [c for c in changes if change_key(c.id) <= change_key(until)]
+        if not changes:
+            break
+        for change in changes:
+            stored = [None] * len(change.doc_ids)
+            if change.op != "delete":
+                stored = keeper.store.get_documents(keeper.space_id, change.doc_ids)
+            lexical.remove([d for d, r in zip(change.doc_ids, stored, strict=True) if r is None])
+            kept = [r for r in stored if r is not None]
+            lexical.upsert([r.id for r in kept], [r.text for r in kept], replaced=len(kept))
+            after = change.id
+    lexical.commit()
+
+
+def compact(keeper: SpaceKeeper, space: SearchSpace, lock, current) -> bool:
+    """Rebuild `space`'s lexical index outside `lock`, then, holding it, bring the new one to `space.applied` and
+    swap it in; False when `space` stopped being the served one (`current()`) meanwhile."""
+    started = time.monotonic()
+    fresh, applied = rebuilt_lexical(keeper)
+    with lock:
+        if current() is not space:
+            fresh.close()
+            return False
+        try:
+            replay_lexical(keeper, fresh, applied, space.applied)
+        except BaseException:
+            fresh.close()
+            raise
+        old, space.lexical = space.lexical, fresh
+    dead = old.dead if old is not None else 0
+    if old is not None:
+        old.close()  # a search still holding it reads files already open
+    log.info("lexical index rebuilt in %.2f s: %d dead versions dropped", time.monotonic() - started, dead)
+    return True
