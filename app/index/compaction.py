@@ -7,8 +7,7 @@ import logging
 import time
 
 from app.index.lexical import LexicalIndex
-from app.index.space import REPLAY_BATCH, ChangeLogGap, SearchSpace, SpaceKeeper
-from app.store.redis_store import change_key
+from app.index.space import SearchSpace, SpaceKeeper
 
 log = logging.getLogger(__name__)
 QUIET_FOLLOWS = 3  # follower steps with no new change-log entry before a lexical index with dead versions is rebuilt
@@ -30,21 +29,11 @@ def rebuilt_lexical(keeper: SpaceKeeper) -> tuple[LexicalIndex, str]:
 
 def replay_lexical(keeper: SpaceKeeper, lexical: LexicalIndex, after: str, until: str) -> None:
     """Apply the change-log entries in (after, until] to a lexical index alone (raises ChangeLogGap)."""
-    while change_key(after) < change_key(until):
-        changes, trimmed = keeper.store.changes_after(keeper.space_id, after, REPLAY_BATCH)
-        if change_key(trimmed) > change_key(after):
-            raise ChangeLogGap(f"the change log was trimmed through {trimmed}; the rebuild reflects {after}")
-        changes = [c for c in changes if change_key(c.id) <= change_key(until)]
-        if not changes:
-            break
-        for change in changes:
-            stored = [None] * len(change.doc_ids)
-            if change.op != "delete":
-                stored = keeper.store.get_documents(keeper.space_id, change.doc_ids)
-            lexical.remove([d for d, r in zip(change.doc_ids, stored, strict=True) if r is None])
-            kept = [r for r in stored if r is not None]
-            lexical.upsert([r.id for r in kept], [r.text for r in kept], replaced=len(kept))
-            after = change.id
+    for change in keeper.changes(after, until):
+        stored = keeper.stored(change)
+        lexical.remove([d for d, r in zip(change.doc_ids, stored, strict=True) if r is None])
+        kept = [r for r in stored if r is not None]
+        lexical.upsert([r.id for r in kept], [r.text for r in kept], replaced=len(kept))
     lexical.commit()
 
 

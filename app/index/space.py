@@ -9,6 +9,7 @@ import os
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from app.index.filters import FieldIndex
 from app.index.fusion import passage_key
 from app.index.lexical import Analyzer, LexicalIndex
 from app.index.passages import stored_spans
-from app.store.redis_store import DocumentRecord, RedisStore, change_key
+from app.store.redis_store import Change, DocumentRecord, RedisStore, change_key
 
 log = logging.getLogger(__name__)
 REPLAY_BATCH = 1000
@@ -242,32 +243,41 @@ class SpaceKeeper:
             if commit:
                 space.lexical.commit()
 
-    def catch_up(self, space: SearchSpace) -> int:
-        """Apply the change-log entries newer than `space.applied`; it applies the stored state, so replays are safe.
+    def changes(self, after: str, until: str | None = None) -> Iterator[Change]:
+        """Change-log entries newer than `after` (up to `until`), oldest first, read in batches.
 
-        Raises ChangeLogGap when entries it needed were trimmed: the space must then be rebuilt from the store.
+        Raises ChangeLogGap when entries past `after` were trimmed: what reads them must rebuild from the store.
         """
+        while True:
+            changes, trimmed = self.store.changes_after(self.space_id, after, REPLAY_BATCH)
+            if change_key(trimmed) > change_key(after):
+                raise ChangeLogGap(f"the change log was trimmed through {trimmed}; this index had applied {after}")
+            if until is not None:
+                changes = [c for c in changes if change_key(c.id) <= change_key(until)]
+            if not changes:
+                return
+            for change in changes:
+                yield change
+                after = change.id
+
+    def stored(self, change: Change) -> list[DocumentRecord | None]:
+        """The stored state of a change's documents (None where gone): replays apply it, so they are safe."""
+        return [None] * len(change.doc_ids) if change.op == "delete" else self.store.get_documents(
+            self.space_id, change.doc_ids)  # fmt: skip
+
+    def catch_up(self, space: SearchSpace) -> int:
+        """Apply the change-log entries newer than `space.applied` (raises ChangeLogGap, see `changes`)."""
         applied = 0
         try:
-            while True:
-                changes, trimmed = self.store.changes_after(self.space_id, space.applied, REPLAY_BATCH)
-                if change_key(trimmed) > change_key(space.applied):
-                    raise ChangeLogGap(
-                        f"the change log was trimmed through {trimmed}; this index had applied {space.applied}"
-                    )
-                if not changes:
-                    return applied
-                for change in changes:
-                    if change.id in space.local:
-                        space.local.discard(change.id)
-                    elif change.op == "delete":
-                        space.remove(change.doc_ids, commit=False)
-                    else:
-                        records = self.store.get_documents(self.space_id, change.doc_ids)
-                        self.apply(space, [r for r in records if r is not None], commit=False)
-                        gone = [d for d, r in zip(change.doc_ids, records, strict=True) if r is None]
-                        space.remove(gone, commit=False)
-                    space.applied = change.id
-                    applied += 1
+            for change in self.changes(space.applied):
+                if change.id in space.local:
+                    space.local.discard(change.id)
+                else:
+                    records = self.stored(change)
+                    self.apply(space, [r for r in records if r is not None], commit=False)
+                    space.remove([d for d, r in zip(change.doc_ids, records, strict=True) if r is None], commit=False)
+                space.applied = change.id
+                applied += 1
+            return applied
         finally:
             space.commit()

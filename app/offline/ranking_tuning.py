@@ -12,14 +12,13 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from app.correction.artifact import CorrectionArtifact
-from app.correction.pipeline import corrected
 from app.correction.registry import write_artifact_file
 from app.index.fusion import CANDIDATES, FUSIONS, Ranking, fuse
 from app.offline.retrieval import DEPTH, Judgments, read_collection
 from app.offline.search_tuning import MIN_NDCG_GAIN, RECALL_TOLERANCE, SearchCandidate, keeps_every_set
 from app.offline.search_tuning import ndcg_gain_lower_bound as gain_lower_bound
 from app.offline.served_search import add_collection, served_services
-from app.services.search import RANKING, dense_hits
+from app.services.search import RANKING
 
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 RULE = (
@@ -35,12 +34,12 @@ def candidates() -> list[Ranking]:
 
 
 def candidate_lists(services, texts: list[str]) -> list[tuple[list, list]]:
-    """Each query's dense and lexical candidate lists, as /search makes them before fusing."""
+    """Each query's dense and lexical candidate lists, made by the search service as /search makes them."""
     space = services.served.space
     lists = []
     for text in tqdm(texts, desc="candidate lists", leave=False):
-        vector = corrected(services.embedding.encode_raw, space.search_correction, [text])
-        lists.append((dense_hits(space, vector, CANDIDATES, None)[0], space.lexical.search(text, CANDIDATES)))
+        _, dense, _, lexical = services.search.candidates(space, text, "hybrid", CANDIDATES)
+        lists.append((dense, lexical))
     return lists
 
 

@@ -83,14 +83,20 @@ class SearchService:
             raise InvalidInput(str(exc)) from None
         ranking = ranking_for(self.settings, space, mode)
         depth = k if ranking.mode == "dense" and score_threshold is None else max(k, CANDIDATES)
-        vector = corrected(self._embedding.encode_raw, space.search_correction, [query])
-        dense, best = dense_hits(space, vector, depth, allowed) if ranking.mode != "lexical" else ([], {})
-        lexical = []
-        if ranking.mode != "dense" and space.lexical is not None:
-            lexical = space.lexical.search(query, depth, allowed=allowed)
+        vector, dense, best, lexical = self.candidates(space, query, ranking.mode, depth, allowed)
         ranked = fuse(dense, lexical, ranking)
         hits = self._hits(space, vector[0], ranked, dict(dense), best, dict(lexical), k, score_threshold)
         return hits, {**space.describe_search(), "ranking": ranking.describe()}
+
+    def candidates(self, space: SearchSpace, query: str, mode: str, depth: int, allowed=None):
+        """The query's vector, the dense list (and each document's best passage) and the lexical list that `mode`
+        fuses: what `fit --tune-qrels` fuses every way, so tuning and serving cannot drift apart."""
+        vector = corrected(self._embedding.encode_raw, space.search_correction, [query])
+        dense, best = dense_hits(space, vector, depth, allowed) if mode != "lexical" else ([], {})
+        lexical = []
+        if mode != "dense" and space.lexical is not None:
+            lexical = space.lexical.search(query, depth, allowed=allowed)
+        return vector, dense, best, lexical
 
     def _hits(self, space, query, ranked, cosines, best, lexical, k, threshold) -> list[SearchHit]:
         """The first k ranked documents that exist and reach the threshold, read from Redis in runs of k."""
