@@ -102,6 +102,16 @@ def serve_app(app, timeout: float = 30.0) -> Iterator[httpx.Client]:
         thread.join(timeout=30)
 
 
+def until_loaded(client: httpx.Client, name: str, timeout: float = 300.0) -> dict:
+    """A collection's description once it is no longer `loading` (its backbone loaded, or failed to)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        body = client.get(f"/collections/{name}").json()
+        if body["state"] != "loading" or time.monotonic() > deadline:
+            return body
+        time.sleep(0.2)
+
+
 def server_log(proc: subprocess.Popen) -> str:
     """What the server wrote to stderr so far (a file, so that a chatty server never blocks on a pipe)."""
     proc.log.seek(0)

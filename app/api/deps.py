@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
 from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import NotReady
-from app.services.collections import Collection
+from app.services.collections import OPEN_WAIT, Collection
 from app.services.container import Services
 from app.services.documents import DocumentService
 from app.services.embedding import EmbeddingService
@@ -43,8 +44,10 @@ async def hold_collection(
 
 
 async def open_collection(services: Services, name: str) -> Collection:
-    """A collection; opening one (Redis, maybe a backbone to load) runs off the event loop."""
-    return services.collections.opened(name) or await run_in_threadpool(services.collections.get, name)
+    """A collection; opening one (Redis, maybe a backbone to load) runs off the event loop, and past OPEN_WAIT
+    the request gets 503 with Retry-After while it goes on opening."""
+    opened = services.collections.opened(name)
+    return opened or await run_in_threadpool(partial(services.collections.get, name, wait=OPEN_WAIT))
 
 
 async def get_embedding(request: Request) -> EmbeddingService:

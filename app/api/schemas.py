@@ -220,7 +220,14 @@ class CollectionOut(BaseModel):
     index_factory: str
     created_at: str
     model_path: str | None = None
-    fingerprint: str
+    fingerprint: str = Field(description="Its backbone's; empty while it is loading.")
+    state: Literal["loading", "ready", "failed"] = Field(
+        description="loading: created before its backbone loaded (its routes answer 503 with Retry-After); failed: "
+        "its backbone or settings could not serve (see `error`; delete it and create it again)."
+    )
+    requested_correction: str | None = Field(None, description="While loading: the correction asked for.")
+    error: str | None = Field(None, description="Failed: why.")
+    opening: dict[str, Any] | None = Field(None, description="While it opens in this process: its step and seconds.")
     open: bool = Field(description="Open in this process; one that is not is listed without loading its backbone.")
     search_mode: SearchMode | None = Field(None, description="Its default ranking, if set at creation.")
     fusion: Fusion | None = None

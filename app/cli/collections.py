@@ -53,7 +53,7 @@ def create_collection(
     services = _services()
     try:
         created = services.collections.create(name, backbone=backbone, pooling=pooling, correction=correction,
-                                              index_factory=index_factory).describe()  # fmt: skip
+                                              index_factory=index_factory)  # fmt: skip
     finally:
         services.close()
     typer.echo(f"created {name}: {created['backbone']}/{created['pooling']}, correction {created['correction']}")

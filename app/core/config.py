@@ -150,6 +150,9 @@ class Settings(BaseSettings):
     max_text_chars: int = Field(20_000, ge=1, description="Characters per text.")
     max_body_bytes: int = Field(8_000_000, ge=1024, description="Request body size; larger bodies get 413.")
     max_k: int = Field(100, ge=1, description="Largest k accepted by /search.")
+    max_fits: int = Field(
+        1, ge=1, description="Fits started over HTTP running at once (child processes); more get 429 with Retry-After."
+    )
     max_queue_texts: int = Field(
         2048, ge=1, description="Texts waiting to be encoded before new requests get 429 with Retry-After."
     )

@@ -39,7 +39,17 @@ class Conflict(ServiceError):  # the name is taken
 
 
 class NotReady(ServiceError):
+    """Not serving this yet (starting, or a collection still opening); Retry-After when a retry will likely do."""
+
     type, status = "not_ready", 503
+
+    def __init__(self, message: str, *, retry_after: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    @property
+    def headers(self) -> dict[str, str] | None:
+        return {"Retry-After": str(self.retry_after)} if self.retry_after is not None else None
 
 
 class RequestTimeout(ServiceError):  # no vectors within CE_REQUEST_TIMEOUT: answered, not left waiting

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 
 from app.backbones.registry import build_backbone
@@ -31,17 +32,45 @@ class EnginePool:
         self.default_key: Key = (settings.backbone, settings.pooling, None)
         self._engines = {self.default_key: default}
         self._used = {self.default_key: time.monotonic()}
-        self._lock = threading.Lock()
+        self._loading: dict[Key, Future] = {}
+        self._lock = threading.Lock()  # the tables; never held during a load
+        self._one_load = threading.Lock()  # loads run one at a time: two exports at once would share two cores
 
     def get(self, key: Key) -> BatchingEngine:
-        """The encoder for (backbone, pooling, model folder or None: CE_MODEL_PATH's), loaded on first use."""
-        with self._lock:  # one load at a time: two collections asking for a new backbone load it once
-            if key not in self._engines:
-                backbone, pooling, folder = key
-                update = {"backbone": backbone, "pooling": pooling, **({"model_path": Path(folder)} if folder else {})}
-                self._engines[key] = engine_for(self._settings.model_copy(update=update))
-            self._used[key] = time.monotonic()
-            return self._engines[key]
+        """The encoder for (backbone, pooling, model folder or None: CE_MODEL_PATH's), loaded on first use; a
+        caller asking for one another caller is loading waits for that load, one asking for a loaded one never."""
+        with self._lock:
+            if key in self._engines:
+                self._used[key] = time.monotonic()
+                return self._engines[key]
+            future, mine = self._loading.get(key), key not in self._loading
+            if mine:
+                self._loading[key] = future = Future()
+        if not mine:
+            return future.result()
+        try:
+            with self._one_load:
+                engine = engine_for(self._settings.model_copy(update=self._update(key)))
+        except BaseException as exc:
+            with self._lock:
+                del self._loading[key]
+            future.set_exception(exc)
+            raise
+        with self._lock:
+            del self._loading[key]
+            self._engines[key], self._used[key] = engine, time.monotonic()
+        future.set_result(engine)
+        return engine
+
+    def loaded_engine(self, key: Key) -> BatchingEngine | None:
+        """The encoder if it is loaded now (never waits)."""
+        with self._lock:
+            return self._engines.get(key)
+
+    @staticmethod
+    def _update(key: Key) -> dict:
+        backbone, pooling, folder = key
+        return {"backbone": backbone, "pooling": pooling, **({"model_path": Path(folder)} if folder else {})}
 
     def loaded(self) -> list[Key]:
         return list(self._engines)
@@ -65,5 +94,10 @@ class EnginePool:
             engine.close()
 
     def close(self) -> None:
-        for engine in self._engines.values():
+        """Close every encoder and let go of it: a server's start-up freezes this pool out of the collector
+        (`gc.freeze`), so an encoder it kept a reference to would never be freed."""
+        with self._lock:
+            engines, self._engines = list(self._engines.values()), {}
+            self._used.clear()
+        for engine in engines:
             engine.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Collection, Sequence
 
 import faiss
@@ -33,6 +35,25 @@ def resolve_factory(factory: str, n: int) -> str:
     if factory != "auto":
         return factory
     return "Flat" if n < EXACT_LIMIT else f"IVF{ivf_lists(n)},Flat"
+
+
+@functools.lru_cache(maxsize=64)
+def training_minimum(dim: int, factory: str) -> int:
+    """Vectors the factory's structure must be trained on before it holds any: an IVF's lists, a product
+    quantizer's 2^bits centroids; 0 for one that needs no training (Flat, HNSW)."""
+    probe = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
+    if probe.is_trained:
+        return 0
+    ivf = faiss.try_extract_index_ivf(probe)
+    bits = [int(b) for b in re.findall(r"PQ\d+(?:x(\d+))?", factory) if b] or ([8] if "PQ" in factory else [])
+    return max([ivf.nlist if ivf is not None else 1, *(2**b for b in bits)])
+
+
+def servable_factory(dim: int, factory: str, n: int) -> str:
+    """What to build for `n` vectors: the factory (`auto` resolved), or exact Flat while they are too few to
+    train it (an empty collection on IVF4096,Flat serves exactly, then is rebuilt once it can be trained)."""
+    resolved = resolve_factory(factory, n)
+    return resolved if n >= training_minimum(dim, resolved) else "Flat"
 
 
 def new_faiss_index(dim: int, factory: str) -> faiss.Index:
@@ -66,7 +87,7 @@ class VectorIndex:
     def __init__(self, dim: int, factory: str = "auto", *, correction_id: str | None = None, recall: float = 0.95):
         self.dim = dim
         self.requested = factory
-        self.factory = resolve_factory(factory, 0)
+        self.factory = servable_factory(dim, factory, 0)
         self.correction_id = correction_id
         self.recall = recall
         self.params: dict[str, int] = {}
@@ -94,7 +115,7 @@ class VectorIndex:
     ) -> VectorIndex:
         """An index sized for these vectors: trained on a sample, filled, search parameters calibrated."""
         index = cls(dim, factory, correction_id=correction_id, recall=recall)
-        index.factory = resolve_factory(factory, len(doc_ids))
+        index.factory = servable_factory(dim, factory, len(doc_ids))
         index._index = new_faiss_index(dim, index.factory)
         index._deletes_in_place = index._probe_deletes()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -177,6 +198,12 @@ class VectorIndex:
         """Why this index should be rebuilt from the store now, or None."""
         if self.dead > DEAD_SHARE * max(len(self) + self.dead, 1):
             return f"{self.dead} tombstones"
+        if (
+            self.requested != "auto"
+            and self.factory == "Flat"
+            and servable_factory(self.dim, self.requested, len(self)) != "Flat"
+        ):
+            return f"{len(self)} vectors: enough to train {servable_factory(self.dim, self.requested, len(self))}"
         if self.requested == "auto":
             wanted = resolve_factory("auto", len(self))
             if wanted.startswith("IVF") and self.factory == "Flat":

@@ -7,10 +7,7 @@ import logging
 import re
 from dataclasses import asdict, dataclass, replace
 
-from pydantic import ValidationError
-
-from app.core.config import Settings
-from app.core.errors import ArtifactError, InvalidInput, NotFound
+from app.core.errors import ArtifactError, NotFound
 from app.correction.pipeline import Correction
 from app.correction.registry import load_version
 from app.store.collection_store import CollectionStore
@@ -19,6 +16,7 @@ from app.store.redis_store import RedisStore
 log = logging.getLogger(__name__)
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 DEFAULT = "default"
+LOADING, READY, FAILED = "loading", "ready", "failed"
 
 
 @dataclass(frozen=True)
@@ -39,6 +37,17 @@ class CollectionSpec:
     lexical_weight: float | None = None
     lexical_language: str | None = None  # the lexical index's stemmer and stop words
     lexical_stopwords: bool | None = None
+    state: str = "ready"  # loading: created before its backbone loaded, so `correction` and `fingerprint` wait
+    requested_correction: str | None = None  # while loading: auto, none or an artifact id, resolved once loaded
+    error: str | None = None  # failed: why its backbone or settings could not serve
+
+    @property
+    def loading(self) -> bool:
+        return self.state == LOADING
+
+    @property
+    def failed(self) -> bool:
+        return self.state == FAILED
 
     @property
     def search(self) -> dict:
@@ -93,18 +102,3 @@ class CollectionFollower:
 
 
 SEARCH_SETTINGS = ("search_mode", "fusion", "lexical_weight", "lexical_language", "lexical_stopwords")
-
-
-def search_settings(given: dict | None) -> dict:
-    """A new collection's search settings: those given, checked as the service's own settings are (422 if not)."""
-    given = {k: v for k, v in (given or {}).items() if v is not None and k in SEARCH_SETTINGS}
-    try:
-        checked = Settings(**{k: given[k] for k in SEARCH_SETTINGS if k in given})
-    except ValidationError as exc:
-        raise InvalidInput(f"search settings: {exc.errors()[0]['msg']}") from None
-    return {k: str(getattr(checked, k)) if k in ("search_mode", "fusion") else getattr(checked, k) for k in given}
-
-
-def check_name(name: str) -> None:
-    if not NAME.fullmatch(name):
-        raise InvalidInput(f"collection name {name!r} must match {NAME.pattern}")

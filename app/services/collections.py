@@ -11,28 +11,28 @@ import threading
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 from app.core.config import Settings
-from app.core.errors import ArtifactError, Conflict, InvalidInput, NotFound
-from app.core.names import Pooling
+from app.core.errors import Conflict, InvalidInput, NotFound, NotReady, ServiceError
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.correction.pipeline import Correction
-from app.correction.registry import check_compatible, load_version, publish, resolve_correction
+from app.correction.registry import check_compatible, publish
 from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool
-from app.index.faiss_index import VectorIndex
 from app.index.snapshot import SnapshotFile
+from app.services.collection_checks import checked_encoder, completed, correction_for, search_settings
+from app.services.collection_opening import Opening, Openings
 from app.services.collection_spec import (
     DEFAULT,
+    FAILED,
+    LOADING,
     NAME,
+    READY,
     CollectionFollower,
     CollectionSpec,
-    check_name,
-    search_settings,
     set_correction,
 )
 from app.services.spaces import SpaceServices, open_space
@@ -40,6 +40,7 @@ from app.store.collection_store import CollectionStore
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
+OPEN_WAIT = 1.0  # seconds a request waits for a collection to open before a 503 with Retry-After
 
 
 @dataclass(eq=False)
@@ -82,7 +83,11 @@ class Collection:
 
 
 class Collections:
-    """The collections of one process: the default one, and named ones opened from Redis on first use."""
+    """The collections of one process: the default one, and named ones opened from Redis on first use.
+
+    A named one opens on a thread of its own (`Openings`): its backbone may take a minute to load, and no request
+    waits for that; one created before its backbone loaded is `loading` in Redis until some process loads it.
+    """
 
     def __init__(
         self, settings: Settings, store: RedisStore, engines: EnginePool, default: SpaceServices, *, search=True
@@ -98,66 +103,31 @@ class Collections:
         self.default = Collection(spec, default.embedding.engine, default)
         self._open: dict[str, Collection] = {}
         self._lock = threading.Lock()
+        self.openings: Openings[Collection] = Openings(self._open_one)
 
-    def create(
-        self,
-        name: str,
-        *,
-        backbone=None,
-        pooling=None,
-        correction=None,
-        index_factory=None,
-        model_path=None,
-        search: dict | None = None,
-    ) -> Collection:
-        """A new collection (409 if the name is taken); omitted settings take the service's own."""
-        check_name(name)
-        model_path = self._allowed_model(model_path, backbone or self.settings.backbone)
-        backbone, pooling = backbone or self.settings.backbone, pooling or self.settings.pooling
-        allowed = [self.settings.backbone, *self.settings.collection_backbones]
-        if backbone not in allowed:
-            served = ", ".join(allowed)
-            raise InvalidInput(f"backbone {backbone!r} is not served here: {served} (CE_COLLECTION_BACKBONES)")
-        if pooling not in set(Pooling):
-            raise InvalidInput(f"pooling must be one of {', '.join(Pooling)}, got {pooling!r}")
-        factory = index_factory or self.settings.index_factory
+    def create(self, name: str, *, backbone=None, pooling=None, correction=None, index_factory=None,
+               model_path=None, search: dict | None = None, wait: float | None = None) -> dict:  # fmt: skip
+        """A new collection (409 if the name is taken), described; omitted settings take the service's own. One
+        whose backbone is loaded is checked and ready at once; another is `loading` until its backbone loads
+        (within `wait` seconds, or however long with None), and then `ready` or `failed`."""
+        backbone, pooling, model_path = checked_encoder(self.settings, name, backbone, pooling, model_path)
         if name == DEFAULT or self.specs.get(name) is not None:
             raise Conflict(f"collection {name!r} exists")
-        engine = self.engines.get((backbone, pooling, model_path))
-        try:
-            VectorIndex(engine.backbone.dim, factory)
-        except Exception as exc:  # faiss says why in many ways; all mean "not a factory string it can build"
-            raise InvalidInput(f"index_factory {factory!r}: {exc}") from None
-        artifact = self._correction(engine, correction or "auto")
-        spec = CollectionSpec(name, backbone, pooling, artifact.id if artifact else None, factory,
-                              datetime.now(UTC).isoformat(timespec="seconds"), uuid.uuid4().hex[:12],
-                              model_path, engine.backbone.fingerprint, **search_settings(search))  # fmt: skip
+        spec = CollectionSpec(name, backbone, pooling, None, index_factory or self.settings.index_factory,
+                              datetime.now(UTC).isoformat(timespec="seconds"), uuid.uuid4().hex[:12], model_path,
+                              **search_settings(search), state=LOADING,
+                              requested_correction=correction or "auto")  # fmt: skip
+        engine = self.engines.loaded_engine(spec.backbone_key)
+        if engine is not None:
+            spec = completed(spec, engine, self.store, self.settings.models_dir)  # a 422 now, with nothing stored
         if not self.specs.create(name, spec.to_bytes()):
             raise Conflict(f"collection {name!r} exists")
-        log.info("collection %s created: %s/%s, correction %s", name, backbone, pooling, spec.correction)
-        return self.get(name)
-
-    def _allowed_model(self, model_path: str | None, backbone: str) -> str | None:
-        """A model folder CE_COLLECTION_MODELS lists, as it lists it (None: the service's own CE_MODEL_PATH)."""
-        if model_path is None:
-            return None
-        allowed = {str(Path(p).resolve()): str(p) for p in self.settings.collection_models}
-        folder = allowed.get(str(Path(model_path).resolve()))
-        if folder is None:
-            raise InvalidInput(f"model_path {model_path!r} is not served here (CE_COLLECTION_MODELS)")
-        if backbone == "hashing":
-            raise InvalidInput("the hashing backbone has no model folder")
-        own = self.settings.model_path
-        return None if own is not None and Path(own).resolve() == Path(folder).resolve() else folder
-
-    def _correction(self, engine: BatchingEngine, choice: str) -> CorrectionArtifact | None:
-        """`auto`: the backbone's current (or bundled) correction; `none`; or an artifact id kept in Redis."""
-        if choice in ("auto", "none"):
-            return resolve_correction(choice, self.store, engine.backbone, self.settings.models_dir)
-        try:
-            return load_version(self.store, engine.backbone, choice)
-        except ArtifactError as exc:
-            raise InvalidInput(f"correction {choice!r} cannot serve this collection: {exc}") from None
+        self.openings.forget(name)
+        log.info("collection %s created (%s): %s/%s, correction %s", name, spec.state, backbone, pooling,
+                 spec.correction or spec.requested_correction)  # fmt: skip
+        with suppress(NotReady):  # a ready one opens in moments (it is empty); a loading one is described as such
+            self.openings.wait(name, None if spec.state == READY else wait)
+        return self.describe(name, wait=0)
 
     def publish(self, name: str, artifact: CorrectionArtifact) -> Future:
         """Serve `artifact` in this collection (kept in Redis; the backbone's `current` does not move), its index
@@ -172,26 +142,66 @@ class Collections:
         """The collection if it is open here already (no Redis call: the request path's fast lane)."""
         return self.default if name == DEFAULT else self._open.get(name)
 
-    def get(self, name: str) -> Collection:
-        """The open collection; opened from Redis when another process created it (404 when none did)."""
-        if name == DEFAULT:
-            return self.default
-        with self._lock:
-            if name in self._open:
-                return self._open[name]
-            data = self.specs.get(name) if NAME.fullmatch(name) else None
-            if data is None:
-                raise NotFound(f"no collection named {name!r}")
-            spec = CollectionSpec.from_bytes(data)
+    def get(self, name: str, *, wait: float | None = None) -> Collection:
+        """The open collection, opened from Redis when another process created it (404 when none did); within
+        `wait` seconds (None: however long its backbone takes to load), else 503 with Retry-After."""
+        return self.opened(name) or self.openings.wait(name, wait)
+
+    def _open_one(self, opening: Opening) -> Collection:
+        """Open a collection on the opening's thread: its backbone loaded, its spec completed if it was loading."""
+        name = opening.name
+        spec = self._spec(name)
+        opening.step = f"loading backbone {spec.backbone}/{spec.pooling}"
+        try:
             engine = self.engines.get(spec.backbone_key)
-            artifact = self._correction(engine, spec.correction) if spec.correction else None
-            settings = self.settings.model_copy(update={"index_factory": spec.index_factory, **spec.search})
-            follower = CollectionFollower(self.specs, name, self.store, engine.backbone)
-            services = open_space(settings, engine, self.store, Correction(artifact) if artifact else None,
-                                  spec.space_id, follower, search=self.search)  # fmt: skip
-            self._open[name] = collection = Collection(spec, engine, services)
+        except Exception as exc:
+            if not spec.loading:
+                raise
+            spec = self._conclude(replace(spec, state=FAILED, error=f"its backbone did not load: {exc}"))
+        if spec.loading:
+            opening.step = "checking its settings"
+            try:
+                spec = self._conclude(completed(spec, engine, self.store, self.settings.models_dir))
+            except InvalidInput as exc:
+                spec = self._conclude(replace(spec, state=FAILED, error=exc.message))
+        if spec.failed:
+            raise Conflict(f"collection {name!r} failed to load: {spec.error}; delete it and create it again")
+        opening.step = "opening its index"
+        artifact = correction_for(self.store, engine, spec.correction, self.settings.models_dir)
+        settings = self.settings.model_copy(update={"index_factory": spec.index_factory, **spec.search})
+        follower = CollectionFollower(self.specs, name, self.store, engine.backbone)
+        services = open_space(settings, engine, self.store, Correction(artifact) if artifact else None,
+                              spec.space_id, follower, search=self.search)  # fmt: skip
+        collection = Collection(spec, engine, services)
+        with self._lock:
+            held = self.specs.get(name)
+            if held is None or CollectionSpec.from_bytes(held).uid != spec.uid:
+                services.close()
+                raise NotFound(f"collection {name!r} was deleted while it opened")
+            self._open[name] = collection
             self._unload_beyond_limit(keep=collection.backbone_key)
-            return collection
+        return collection
+
+    def _spec(self, name: str) -> CollectionSpec:
+        data = self.specs.get(name) if NAME.fullmatch(name) else None
+        if data is None:
+            raise NotFound(f"no collection named {name!r}")
+        return CollectionSpec.from_bytes(data)
+
+    def _conclude(self, spec: CollectionSpec) -> CollectionSpec:
+        """Store a loading collection's outcome, unless another process stored one first: what Redis holds then."""
+
+        def change(data: bytes) -> bytes:
+            held = CollectionSpec.from_bytes(data)
+            return spec.to_bytes() if held.uid == spec.uid and held.loading else data
+
+        if not self.specs.update(spec.name, change):
+            raise NotFound(f"no collection named {spec.name!r}")
+        concluded = self._spec(spec.name)
+        if concluded.uid != spec.uid:
+            raise NotFound(f"collection {spec.name!r} was deleted while it loaded")
+        log.info("collection %s: %s%s", spec.name, concluded.state, f" ({concluded.error})" if concluded.error else "")
+        return concluded
 
     def _unload_beyond_limit(self, keep: tuple[str, str]) -> None:
         """Unload backbones beyond CE_MAX_BACKBONES, with the collections on them (they reopen on their next
@@ -213,17 +223,28 @@ class Collections:
         """The named collections, as Redis lists them (another process may have created some)."""
         return sorted(self.specs.all())
 
+    def describe(self, name: str, *, wait: float | None = OPEN_WAIT) -> dict:
+        """One collection as it serves here, opened for up to `wait` seconds; else as Redis holds it, with its
+        state and, while it opens here, what it is doing (404 if there is none)."""
+        if self.opened(name) is None and not self._spec(name).failed:
+            with suppress(ServiceError):  # described below as it stands, the reason included
+                self.openings.wait(name, wait)
+        opened = self.opened(name)
+        return opened.describe() if opened is not None else self._described(self._spec(name))
+
     def describe_all(self) -> list[dict]:
         """Every collection; one not open in this process is described from Redis, without loading its backbone."""
         described = [self.default.describe()]
         for name, data in sorted(self.specs.all().items()):
             opened = self._open.get(name)
-            if opened is not None:
-                described.append(opened.describe())
-                continue
             spec = CollectionSpec.from_bytes(data)
-            described.append({**asdict(spec), "open": False, "documents": self.store.count_documents(spec.space_id)})
+            described.append(opened.describe() if opened is not None else self._described(spec))
         return described
+
+    def _described(self, spec: CollectionSpec) -> dict:
+        opening = self.openings.current(spec.name)
+        return {**asdict(spec), "open": False, "documents": self.store.count_documents(spec.space_id),
+                "opening": opening.progress() if opening is not None else None}  # fmt: skip
 
     def delete(self, name: str) -> None:
         """Remove a collection's documents, vectors, change log and snapshot; nothing of any other one."""
@@ -232,6 +253,7 @@ class Collections:
         with self._lock:
             collection = self._open.pop(name, None)
             data = self.specs.take(name)
+        self.openings.forget(name)
         if data is None:
             raise NotFound(f"no collection named {name!r}")
         spec = CollectionSpec.from_bytes(data)

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import IO
 
 from app.core.config import Settings
-from app.core.errors import Conflict, NotFound
+from app.core.errors import Conflict, NotFound, Overloaded
 
+RETRY_AFTER = 10  # seconds: a fit takes tens of seconds to minutes
 PROGRESS = re.compile(r"([\w .+-]+):\s+(\d+)%\|[^|]*\|\s*(\d+)/(\d+)")  # a tqdm bar: "what: 42%|###| 420/1000"
 
 
@@ -67,6 +68,7 @@ class FitJobs:
     """At most one running fit per collection; the last one of each is kept for GET."""
 
     def __init__(self, settings: Settings):
+        self.max_running = settings.max_fits  # two cores: a second fit at once would slow both, and serving
         self.env = {**{k: v for k, v in os.environ.items() if not k.startswith("CE_")}, **settings_env(settings)}
         self.cwd = Path.cwd()
         self._jobs: dict[str, FitJob] = {}
@@ -77,6 +79,13 @@ class FitJobs:
             job = self._jobs.get(collection)
             if job is not None and job.proc.poll() is None:
                 raise Conflict(f"a fit of collection {collection!r} is already running")
+            running = [name for name, other in self._jobs.items() if other.proc.poll() is None]
+            if len(running) >= self.max_running:
+                raise Overloaded(
+                    f"{len(running)} fits are running ({', '.join(sorted(running))}; CE_MAX_FITS="
+                    f"{self.max_running}); retry later",
+                    retry_after=RETRY_AFTER,
+                )
             args = ["fit", "--collection", collection, "--method", method, "--publish"]
             for name, value in sorted(params.items()):
                 args += [f"--{name}", str(value)]

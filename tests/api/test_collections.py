@@ -9,7 +9,7 @@ import pytest
 
 from app.backbones import build_backbone
 from app.main import create_app
-from tests.conftest import serve_app
+from tests.conftest import serve_app, until_loaded
 
 CATS = ["the cat sleeps in the park", "a cat chases a mouse"]
 PLANES = ["the plane flies over the city", "a jet lands at night"]
@@ -29,7 +29,10 @@ def test_collections_are_created_listed_and_refused_clearly(client):
     assert created.status_code == 201, created.text
     body = created.json()
     assert (body["name"], body["backbone"], body["pooling"], body["documents"]) == ("cats", "hashing", "cls", 0)
-    assert body["fingerprint"] != client.get("/info").json()["backbone"]["fingerprint"]  # another pooling
+    assert body["state"] == "loading"  # its pooling was not loaded: answered at once, loaded in the background
+    loaded = until_loaded(client, "cats")
+    assert loaded["state"] == "ready" and loaded["open"]
+    assert loaded["fingerprint"] != client.get("/info").json()["backbone"]["fingerprint"]  # another pooling
     assert client.post("/collections", json={"name": "cats"}).status_code == 409
     assert client.post("/collections", json={"name": "default"}).status_code == 409
     for bad in ["Cats", "-x", "a" * 65, "a b", ""]:
@@ -38,6 +41,7 @@ def test_collections_are_created_listed_and_refused_clearly(client):
     assert client.post("/collections", json={"name": "x", "pooling": "max"}).status_code == 422
     assert client.post("/collections", json={"name": "x", "correction": "whitening-000000000000"}).status_code == 422
     assert client.post("/collections", json={"name": "x", "index_factory": "NotAFactory"}).status_code == 422
+    assert client.post("/collections", json={"name": "x", "model_path": "a\u0000b"}).status_code == 422  # was a 500
     names = [c["name"] for c in client.get("/collections").json()["collections"]]
     assert names == ["default", "cats"]
     for path in ["/collections/nope", "/collections/nope/search?q=cat", "/collections/nope/documents/1"]:
@@ -114,6 +118,7 @@ def test_a_fit_started_over_http_runs_in_a_child_process_and_its_correction_is_t
     settings = make_settings(backbone="hashing", follow_interval=0.05)
     with serve_app(create_app(settings)) as c:
         assert c.post("/collections", json={"name": "notes", "correction": "none"}).status_code == 201
+        assert c.post("/collections", json={"name": "other"}).status_code == 201
         texts = [f"{a} {b} {n}" for n, (a, b) in enumerate(zip(CATS * 50, PLANES * 50, strict=True))]
         for start in range(0, len(texts), 50):
             docs = [{"id": f"n{i}", "text": texts[i]} for i in range(start, start + 50)]
@@ -125,6 +130,8 @@ def test_a_fit_started_over_http_runs_in_a_child_process_and_its_correction_is_t
         started = c.post("/collections/notes/fit", json={"method": "whitening", "alpha": 0.5, "dim": 16})
         assert started.status_code == 202 and started.json()["state"] == "running"
         assert c.post("/collections/notes/fit", json={}).status_code == 409  # one at a time per collection
+        busy = c.post("/collections/other/fit", json={})  # CE_MAX_FITS=1: one at a time in all
+        assert busy.status_code == 429 and int(busy.headers["Retry-After"]) > 0 and "CE_MAX_FITS" in busy.text
         deadline = time.monotonic() + 120
         while (status := c.get("/collections/notes/fit").json())["state"] == "running":
             assert time.monotonic() < deadline, status
@@ -171,7 +178,9 @@ def test_a_collection_on_a_local_model_folder_the_server_was_told_to_serve(make_
         body = {"name": "tiny", "backbone": "huggingface", "model_path": str(tiny_bert), "correction": "none"}
         created = c.post("/collections", json=body)
         assert created.status_code == 201, created.text
-        assert created.json()["model_path"] == str(tiny_bert) and created.json()["dim"] == 32
+        assert (created.json()["state"], created.json()["fingerprint"]) == ("loading", "")  # its backbone loads now
+        loaded = until_loaded(c, "tiny")
+        assert (loaded["state"], loaded["model_path"], loaded["dim"]) == ("ready", str(tiny_bert), 32)
         add(c, "/collections/tiny", texts, "t")
         hits = c.get("/collections/tiny/search", params={"q": "a plane flies fast", "k": 1}).json()["results"]
         assert hits[0]["id"] == "t1"

@@ -5,7 +5,7 @@ import pytest
 
 from app.correction.pipeline import l2_normalize
 from app.index import VectorIndex, faiss_index
-from app.index.faiss_index import ivf_lists, resolve_factory
+from app.index.faiss_index import ivf_lists, resolve_factory, training_minimum
 from app.index.filters import FieldIndex, FilterError
 
 KINDS = ["Flat", "IVF8,Flat", "HNSW16"]
@@ -195,3 +195,20 @@ def test_searches_keep_running_while_a_snapshot_serializes_the_index():
         inside += began and serializing.is_set()
     thread.join()
     assert inside >= 30, inside  # more than 2 per serialization, on average
+
+
+def test_a_factory_that_needs_training_serves_exactly_until_it_can_be_trained():
+    """An empty collection on IVF or a quantizer used to fail every write (faiss trained on 0 vectors): a 500."""
+    assert (training_minimum(32, "Flat"), training_minimum(32, "IVF16,Flat"), training_minimum(32, "IVF4,PQ8")) == (
+        0, 16, 256,
+    )  # fmt: skip
+    x = clustered(300)
+    index = VectorIndex(32, "IVF16,Flat")
+    assert index.factory == "Flat" and index.rebuild_reason() is None
+    index.upsert([f"d{i}" for i in range(10)], x[:10])
+    assert index.search(x[:1], 1)[0][0][0] == "d0" and index.rebuild_reason() is None  # 10 < 16 lists
+    index.upsert([f"d{i}" for i in range(10, 300)], x[10:])
+    assert index.rebuild_reason() == "300 vectors: enough to train IVF16,Flat"
+    rebuilt = VectorIndex.build(32, [f"d{i}" for i in range(300)], x, factory="IVF16,Flat")
+    assert rebuilt.factory == "IVF16,Flat" and rebuilt.rebuild_reason() is None
+    assert VectorIndex.build(32, ["a"], x[:1], factory="IVF16,Flat").factory == "Flat"

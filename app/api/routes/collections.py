@@ -9,18 +9,19 @@ from app.api.deps import ServicesDep
 from app.api.schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
 from app.core.errors import BadRequest
 from app.services.collection_spec import DEFAULT, SEARCH_SETTINGS
+from app.services.collections import OPEN_WAIT
 
 router = APIRouter()
 
 
 @router.post("/collections", response_model=CollectionOut, status_code=201)
 def create_collection(body: CollectionIn, services: ServicesDep) -> dict:
-    """A new collection; a backbone not loaded yet is loaded now (the first time can take a while)."""
-    collection = services.collections.create(body.name, backbone=body.backbone, pooling=body.pooling,
-                                             correction=body.correction, index_factory=body.index_factory,
-                                             model_path=body.model_path,
-                                             search=body.model_dump(include=set(SEARCH_SETTINGS)))  # fmt: skip
-    return collection.describe()
+    """A new collection, answered at once: `ready` when its backbone is loaded here, else `loading` while it loads
+    in the background (then `ready`, or `failed` with the reason); meanwhile its routes answer 503 Retry-After."""
+    return services.collections.create(body.name, backbone=body.backbone, pooling=body.pooling,
+                                       correction=body.correction, index_factory=body.index_factory,
+                                       model_path=body.model_path,
+                                       search=body.model_dump(include=set(SEARCH_SETTINGS)), wait=0)  # fmt: skip
 
 
 @router.get("/collections", response_model=CollectionList)
@@ -30,7 +31,8 @@ def list_collections(services: ServicesDep) -> dict:
 
 @router.get("/collections/{name}", response_model=CollectionOut)
 def get_collection(name: str, services: ServicesDep) -> dict:
-    return services.collections.get(name).describe()
+    """The collection as it serves here (opened for it, if that takes a moment), else its state and progress."""
+    return services.collections.describe(name)
 
 
 @router.delete("/collections/{name}", status_code=204)
@@ -46,7 +48,7 @@ def start_fit(name: str, body: FitRequest, services: ServicesDep) -> dict:
         raise BadRequest(
             "the default collection's correction is fitted with `python -m app fit --corpus ... --publish`"
         )
-    services.collections.get(name)  # 404 for an unknown collection
+    services.collections.get(name, wait=OPEN_WAIT)  # 404 unknown, 409 failed, 503 still loading
     return services.fits.start(name, body.method, body.params())
 
 

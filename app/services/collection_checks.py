@@ -1,0 +1,85 @@
+"""What a new collection may be: its settings checked before its backbone loads, and completed once it has."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from app.core.config import Settings
+from app.core.errors import ArtifactError, InvalidInput
+from app.core.names import Pooling
+from app.correction.artifact import CorrectionArtifact
+from app.correction.registry import load_version, resolve_correction
+from app.engine.encoder import BatchingEngine
+from app.index.faiss_index import VectorIndex
+from app.services.collection_spec import NAME, READY, SEARCH_SETTINGS, CollectionSpec
+from app.store.redis_store import RedisStore
+
+
+def checked_encoder(
+    settings: Settings, name: str, backbone: str | None, pooling: str | None, model_path: str | None
+) -> tuple[str, str, str | None]:
+    """The name, and the encoder a new collection asks for, checked against what this service serves (422 if
+    not); omitted ones are the service's own."""
+    if not NAME.fullmatch(name):
+        raise InvalidInput(f"collection name {name!r} must match {NAME.pattern}")
+    backbone, pooling = backbone or settings.backbone, pooling or settings.pooling
+    allowed = [settings.backbone, *settings.collection_backbones]
+    if backbone not in allowed:
+        served = ", ".join(allowed)
+        raise InvalidInput(f"backbone {backbone!r} is not served here: {served} (CE_COLLECTION_BACKBONES)")
+    if pooling not in set(Pooling):
+        raise InvalidInput(f"pooling must be one of {', '.join(Pooling)}, got {pooling!r}")
+    return backbone, pooling, allowed_model(settings, model_path, backbone)
+
+
+def allowed_model(settings: Settings, model_path: str | None, backbone: str) -> str | None:
+    """A model folder CE_COLLECTION_MODELS lists, as it lists it (None: the service's own CE_MODEL_PATH)."""
+    if model_path is None:
+        return None
+    allowed = {str(Path(p).resolve()): str(p) for p in settings.collection_models}
+    folder = allowed.get(str(Path(model_path).resolve())) if "\0" not in model_path else None  # NUL: no folder
+    if folder is None:
+        raise InvalidInput(f"model_path {model_path!r} is not served here (CE_COLLECTION_MODELS)")
+    if backbone == "hashing":
+        raise InvalidInput("the hashing backbone has no model folder")
+    own = settings.model_path
+    return None if own is not None and Path(own).resolve() == Path(folder).resolve() else folder
+
+
+def search_settings(given: dict | None) -> dict:
+    """A new collection's search settings: those given, checked as the service's own settings are (422 if not)."""
+    given = {k: v for k, v in (given or {}).items() if v is not None and k in SEARCH_SETTINGS}
+    try:
+        checked = Settings(**{k: given[k] for k in SEARCH_SETTINGS if k in given})
+    except ValidationError as exc:
+        raise InvalidInput(f"search settings: {exc.errors()[0]['msg']}") from None
+    return {k: str(getattr(checked, k)) if k in ("search_mode", "fusion") else getattr(checked, k) for k in given}
+
+
+def completed(spec: CollectionSpec, engine: BatchingEngine, store: RedisStore, models_dir: Path) -> CollectionSpec:
+    """A loading collection made ready with what needed its backbone: the index factory checked against its
+    dimension, the correction asked for resolved, the backbone's fingerprint (422 if one cannot serve)."""
+    try:
+        VectorIndex(engine.backbone.dim, spec.index_factory)
+    except Exception as exc:  # faiss says why in many ways; all mean "not a factory string it can build"
+        raise InvalidInput(f"index_factory {spec.index_factory!r}: {exc}") from None
+    artifact = correction_for(store, engine, spec.requested_correction or "auto", models_dir)
+    return replace(spec, correction=artifact.id if artifact else None, fingerprint=engine.backbone.fingerprint,
+                   state=READY, requested_correction=None)  # fmt: skip
+
+
+def correction_for(
+    store: RedisStore, engine: BatchingEngine, choice: str | None, models_dir: Path
+) -> CorrectionArtifact | None:
+    """`auto`: the backbone's current (or bundled) correction; `none` or None: raw; or an artifact id in Redis."""
+    if choice is None:
+        return None
+    if choice in ("auto", "none"):
+        return resolve_correction(choice, store, engine.backbone, models_dir)
+    try:
+        return load_version(store, engine.backbone, choice)
+    except ArtifactError as exc:
+        raise InvalidInput(f"correction {choice!r} cannot serve this collection: {exc}") from None
