@@ -15,6 +15,7 @@ from app.api.deps import hold_collection
 from app.api.errors import install_error_handlers
 from app.api.metrics import Metrics
 from app.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, RequestContextMiddleware
+from app.api.openapi import install_served_schema
 from app.api.routes import COLLECTION_ROUTERS, ROUTERS
 from app.core.config import Settings, get_settings
 from app.services.container import Services
@@ -59,6 +60,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     metrics.watch(lambda: getattr(app.state, "services", None))
     app.state.metrics = metrics
     install_error_handlers(app)
+    install_served_schema(app, settings)
     for router in ROUTERS:
         app.include_router(router)
     for router in COLLECTION_ROUTERS:

@@ -10,12 +10,15 @@ from fastapi import Depends, Path, Request
 from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import NotReady
+from app.services.collection_spec import NAME
 from app.services.collections import OPEN_WAIT, Collection
 from app.services.container import Services
 from app.services.documents import DocumentService
 from app.services.embedding import EmbeddingService
 from app.services.search import SearchService
 from app.services.spaces import SpaceServices
+
+NAME_PATTERN = f"^{NAME.pattern}$"
 
 
 async def get_services(request: Request) -> Services:
@@ -32,9 +35,12 @@ async def get_space(request: Request) -> Services | SpaceServices:
     return space if space is not None else await get_services(request)
 
 
-async def hold_collection(
-    request: Request, name: Annotated[str, Path(description="The collection's name.")]
-) -> AsyncIterator[None]:
+CollectionName = Annotated[
+    str, Path(pattern=NAME_PATTERN, description="The collection's name (`default`: the service's own).")
+]
+
+
+async def hold_collection(request: Request, name: CollectionName) -> AsyncIterator[None]:
     """The routes served again under /collections/{name}/ run on that collection (404 if unknown), held for the
     request so that its backbone is not unloaded meanwhile."""
     collection = await open_collection(await get_services(request), name)

@@ -17,8 +17,9 @@ from pydantic import (
     model_validator,
 )
 
+from app.api.openapi import exclusive_forms, served
 from app.core.config import MAX_REQUEST_ITEMS
-from app.core.names import Fusion, LexicalLanguage, SearchMode
+from app.core.names import Fusion, SearchMode
 from app.index.filters import Scalar
 
 
@@ -29,7 +30,11 @@ def _not_blank(value: str) -> str:
 
 
 # The pattern only documents the rule for clients and fuzzers; the validator gives the readable error.
-Text = Annotated[StrictStr, AfterValidator(_not_blank), WithJsonSchema({"type": "string", "pattern": r"\S"})]
+Text = Annotated[
+    StrictStr,
+    AfterValidator(_not_blank),
+    WithJsonSchema({"type": "string", "pattern": r"\S", **served(maxLength="max_text_chars")}),
+]
 
 # Hard bounds in the schema, whatever the settings (CE_MAX_TEXTS, at most this, is checked after): a body of
 # many tiny items or of deep metadata is refused whole, and the bounds are published in the OpenAPI schema.
@@ -62,12 +67,17 @@ SCHEMA_BOUNDS = {"max_items": MAX_ITEMS, "max_filter_keys": MAX_FILTER_KEYS, "ma
                  "max_metadata_depth": MAX_METADATA_DEPTH, "max_metadata_bytes": MAX_METADATA_BYTES}  # fmt: skip
 
 
+PER_REQUEST = served(maxItems="max_texts")  # CE_MAX_TEXTS, at most MAX_ITEMS
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class EmbedRequest(Strict):
-    texts: list[Text] = Field(min_length=1, max_length=MAX_ITEMS, description="Texts to embed.")
+    texts: list[Text] = Field(
+        min_length=1, max_length=MAX_ITEMS, description="Texts to embed.", json_schema_extra=PER_REQUEST
+    )
     corrected: StrictBool = Field(True, description="Apply the fitted correction.")
     normalize: StrictBool = Field(True, description="L2-normalize the returned vectors.")
     truncate: StrictBool = Field(True, description="Cut texts over the token limit (reported); false: 422.")
@@ -84,11 +94,17 @@ class EmbedResponse(BaseModel):
 class SimilarityRequest(Strict):
     """Either `pairs`, or one `source` against several `targets`."""
 
+    model_config = ConfigDict(
+        json_schema_extra=exclusive_forms(
+            (["pairs"], ["compare_raw"], None), (["source", "targets"], ["compare_raw"], None)
+        )
+    )
+
     pairs: list[Annotated[list[Text], Field(min_length=2, max_length=2)]] | None = Field(
-        None, min_length=1, max_length=MAX_ITEMS
+        None, min_length=1, max_length=MAX_ITEMS, json_schema_extra=PER_REQUEST
     )
     source: Text | None = None
-    targets: list[Text] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    targets: list[Text] | None = Field(None, min_length=1, max_length=MAX_ITEMS, json_schema_extra=PER_REQUEST)
     compare_raw: StrictBool = Field(False, description="Also return the uncorrected cosines.")
 
     @model_validator(mode="after")
@@ -117,7 +133,7 @@ class DocumentIn(Strict):
 
 
 class DocumentsRequest(Strict):
-    documents: list[DocumentIn] = Field(min_length=1, max_length=MAX_ITEMS)
+    documents: list[DocumentIn] = Field(min_length=1, max_length=MAX_ITEMS, json_schema_extra=PER_REQUEST)
     truncate: StrictBool = Field(
         True,
         deprecated=True,
@@ -138,7 +154,9 @@ class DocumentOut(BaseModel):
 
 class SearchRequest(Strict):
     q: Text = Field(description="The query text.")
-    k: int = Field(10, ge=1, description="How many results (at most CE_MAX_K).")
+    k: int = Field(
+        10, ge=1, description="How many results (at most CE_MAX_K).", json_schema_extra=served(maximum="max_k")
+    )
     filter: dict[str, Scalar] | None = Field(
         None,
         min_length=1,
@@ -190,90 +208,13 @@ class SearchResponse(BaseModel):
     results: list[SearchHitOut]
 
 
-class CollectionIn(Strict):
-    name: StrictStr = Field(description="[a-z0-9][a-z0-9_-]{0,63}; unique.")
-    backbone: Literal["onnx", "huggingface", "hashing"] | None = Field(None, description="Default: CE_BACKBONE.")
-    pooling: Literal["mean", "cls", "first_last_avg", "embedding_avg"] | None = Field(
-        None, description="Default: CE_POOLING."
-    )
-    correction: StrictStr | None = Field(
-        None, description="auto (the backbone's current or bundled correction, the default), none, or an artifact id."
-    )
-    index_factory: StrictStr | None = Field(None, max_length=200, description="Default: CE_INDEX_FACTORY.")
-    model_path: StrictStr | None = Field(
-        None,
-        max_length=1024,
-        description="A local Hugging Face folder CE_COLLECTION_MODELS lists; default the service's.",
-    )
-    search_mode: SearchMode | None = Field(None, description="How /search ranks by default; default CE_SEARCH_MODE.")
-    fusion: Fusion | None = Field(None, description="Hybrid fusion; default CE_FUSION.")
-    lexical_weight: float | None = Field(None, ge=0, le=1, description="Hybrid: the lexical list's weight.")
-    lexical_language: LexicalLanguage | None = Field(None, description="Lexical stemmer and stop words.")
-    lexical_stopwords: StrictBool | None = Field(None, description="Drop the language's stop words.")
-
-
-class CollectionOut(BaseModel):
-    name: str
-    backbone: str
-    pooling: str
-    correction: str | None
-    index_factory: str
-    created_at: str
-    model_path: str | None = None
-    fingerprint: str = Field(description="Its backbone's; empty while it is loading.")
-    state: Literal["loading", "ready", "failed"] = Field(
-        description="loading: created before its backbone loaded (its routes answer 503 with Retry-After); failed: "
-        "its backbone or settings could not serve (see `error`; delete it and create it again)."
-    )
-    requested_correction: str | None = Field(None, description="While loading: the correction asked for.")
-    error: str | None = Field(None, description="Failed: why.")
-    opening: dict[str, Any] | None = Field(None, description="While it opens in this process: its step and seconds.")
-    open: bool = Field(description="Open in this process; one that is not is listed without loading its backbone.")
-    search_mode: SearchMode | None = Field(None, description="Its default ranking, if set at creation.")
-    fusion: Fusion | None = None
-    lexical_weight: float | None = None
-    lexical_language: str | None = None
-    lexical_stopwords: bool | None = None
-    documents: int
-    dim: int | None = None
-    search_space: dict[str, Any] | None = None
-    index: dict[str, Any] | None = None
-
-
-class FitRequest(Strict):
-    method: Literal["auto", "whitening", "center", "abtt", "none"] = Field(
-        "auto", description="auto: the collection's own fit only if labelled pairs show it beats the general one."
-    )
-    alpha: float | None = Field(None, ge=0, le=1, description="whitening: eigenvalue power.")
-    dim: int | None = Field(None, ge=1, le=4096, description="whitening: output dims kept.")
-    eps: float | None = Field(None, ge=0, le=1, description="whitening: shrink eigenvalues toward their mean.")
-    drop: int | None = Field(None, ge=0, le=64, description="abtt/whitening: top directions removed.")
-
-    def params(self) -> dict:
-        return {k: v for k, v in self.model_dump(exclude={"method"}).items() if v is not None}
-
-
-class FitStatus(BaseModel):
-    collection: str
-    state: Literal["running", "done", "failed"]
-    args: list[str]
-    started_at: float
-    progress: dict[str, Any] | None = None
-    correction: str | None = Field(None, description="When done: the correction it published (or kept).")
-    log: list[str]
-
-
-class CollectionList(BaseModel):
-    collections: list[CollectionOut]
-
-
 # OpenAI's embeddings API, as its official client sends and reads it.
 
 
 class EmbeddingsRequest(Strict):
     input: (
         Text
-        | Annotated[list[Text], Field(min_length=1, max_length=MAX_ITEMS)]
+        | Annotated[list[Text], Field(min_length=1, max_length=MAX_ITEMS, json_schema_extra=PER_REQUEST)]
         | Annotated[list[StrictInt], Field(max_length=MAX_ITEMS)]
         | Annotated[list[list[StrictInt]], Field(max_length=MAX_ITEMS)]
     ) = Field(description="A text or a list of texts (token arrays are refused: the backbone has its own tokenizer).")

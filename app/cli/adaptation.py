@@ -44,6 +44,13 @@ def adapt_backbone(
         typer.Option(help="Keep the weights best with the auto correction on top (what is served) or raw."),
     ] = "auto",
     force: Annotated[bool, typer.Option(help="Write the adapted model even if it did not beat the start.")] = False,
+    keep_seen_pairs: Annotated[
+        bool,
+        typer.Option(
+            help="Also score on tuning pairs whose sentences are in the corpus (dropped by default: the "
+            "model trains on them, so a gain there is not a gain)."
+        ),
+    ] = False,
 ) -> None:
     """Adapt the backbone to a corpus without labels; keeps the weights that score best on the tuning pairs (with
     the auto correction on top, by default) and refuses to write them unless they beat the starting model (or
@@ -51,7 +58,7 @@ def adapt_backbone(
     from transformers import AutoModel, AutoTokenizer
 
     from app.backbones.tokens import local_model
-    from app.offline.adapt import AdaptConfig, TuningScorer, adapt
+    from app.offline.adapt import AdaptConfig, TuningScorer, adapt, held_out_pairs
     from app.offline.datasets import read_corpus, read_pairs
 
     settings = settings_for(pooling)
@@ -63,10 +70,15 @@ def adapt_backbone(
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModel.from_pretrained(path, local_files_only=True)
     files = tune_pairs or settings.tune_pairs
-    score = TuningScorer(model, tokenizer, [read_pairs(f) for f in files], config.pooling, select)
-    result = adapt(model, tokenizer, read_corpus(corpus), score, config)
+    sentences = read_corpus(corpus)
+    pairs, dropped = held_out_pairs([read_pairs(f) for f in files], set() if keep_seen_pairs else set(sentences))
+    typer.echo(f"tuning pairs: {sum(map(len, pairs))} scored, {dropped} dropped (a sentence is in the corpus)",
+               err=True)  # fmt: skip
+    score = TuningScorer(model, tokenizer, pairs, config.pooling, select)
+    result = adapt(model, tokenizer, sentences, score, config)
     summary = {"method": method, "views": list(config.views), "head": head, "pooling": config.pooling,
                "steps": result.steps, "seconds": result.seconds, "tuned_on": "+".join(Path(f).name for f in files),
+               "tuning_pairs": sum(map(len, pairs)), "tuning_pairs_dropped": dropped,
                "start_score": round(result.start_score, 2), "best_score": round(result.best_score, 2),
                "best_step": result.best_step, "selected_on": select, "scores": result.scores,
                "checks": [{"step": step, **row} for (step, _), row in zip(result.scores, score.log, strict=True)],

@@ -24,7 +24,7 @@ from app.backbones.pooling import hidden_states, pool
 from app.core.names import Pooling
 from app.correction.selection import TuningPairs, select_for
 from app.correction.stats import CovarianceStats
-from app.offline.datasets import Pairs
+from app.offline.datasets import DataFileError, Pairs
 from app.offline.evaluation import spearman_x100
 
 AUGMENTS = ("dropout", "shuffle", "token-cutoff", "feature-cutoff")
@@ -115,6 +115,21 @@ def encode(model, tokenizer, texts: Sequence[str], pooling: str, *, batch_size: 
         ids, mask, types = _batch(tokenizer, texts[start : start + batch_size], max_length)
         out.append(_hidden(model, ids, mask, types, pooling, (), training=False).float().numpy())
     return np.concatenate(out) if out else np.empty((0, model.config.hidden_size), dtype=np.float32)
+
+
+def held_out_pairs(pairs: Sequence[Pairs], corpus: set[str]) -> tuple[list[Pairs], int]:
+    """The tuning pairs with every pair sharing a sentence with the corpus dropped, and how many were: the
+    guard must judge sentences the model did not train on."""
+    corpus = {s.strip() for s in corpus}
+    kept = [p.without(corpus) for p in pairs]
+    kept = [p for p in kept if len(p)]
+    dropped = sum(map(len, pairs)) - sum(map(len, kept))
+    if not kept:
+        raise DataFileError(
+            f"all {dropped} tuning pairs share a sentence with the corpus: pass --tune-pairs "
+            "files it does not hold (or --keep-seen-pairs)"
+        )
+    return kept, dropped
 
 
 @dataclass

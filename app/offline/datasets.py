@@ -28,6 +28,12 @@ class Pairs:
     def __len__(self) -> int:
         return len(self.left)
 
+    def without(self, sentences: set[str]) -> Pairs:
+        """The pairs neither of whose sentences is in `sentences`: held out from a corpus trained on."""
+        keep = [i for i, (a, b) in enumerate(zip(self.left, self.right, strict=True))
+                if a.strip() not in sentences and b.strip() not in sentences]  # fmt: skip
+        return Pairs([self.left[i] for i in keep], [self.right[i] for i in keep], self.scores[keep])
+
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     path = Path(path)

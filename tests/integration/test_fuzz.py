@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port, server_env, server_log, start_server, stop_server, with_graphs
+from tests.conftest import ROOT, free_port, server_env, server_log, start_server, stop_server, with_graphs
 
 ST = Path(sys.executable).with_name("st")  # installed with the dev extras, next to this Python
 
@@ -23,7 +23,7 @@ def test_no_generated_request_gets_a_server_error(tmp_path, onnx_graphs, backbon
     proc = start_server(server_env(tmp_path, port, CE_BACKBONE=backbone, CE_MAX_TEXTS="16"), base)
     try:
         run = subprocess.run(
-            [str(ST), "run", f"{base}/openapi.json", "--checks", "not_a_server_error",
+            [str(ST), "--config-file", str(ROOT / "schemathesis.toml"), "run", f"{base}/openapi.json", "--checks", "not_a_server_error",
              "--max-examples", "40", "--seed", "7", "--workers", "1"],
             capture_output=True, text=True, timeout=600, cwd=tmp_path,
         )  # fmt: skip

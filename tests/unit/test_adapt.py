@@ -111,3 +111,19 @@ def test_a_model_that_did_not_beat_the_start_is_not_written_and_the_reason_is_gi
                          timeout=300)  # fmt: skip
     assert run.returncode == 2 and not out.exists()
     assert "no step beat the starting model on pairs.tsv, raw (start 100.00, best step" in run.stderr
+
+
+def test_the_guard_drops_tuning_pairs_whose_sentences_the_model_trains_on():
+    """A gain on sentences the adaptation trained on is not a gain: such pairs are dropped, and counted."""
+    import numpy as np
+
+    from app.offline.adapt import held_out_pairs
+    from app.offline.datasets import DataFileError
+
+    train = Pairs(["a cat sits", "a dog runs"], ["the cat sat", "a dog ran"], np.array([4.0, 3.0]))
+    dev = Pairs(["red sun", "a dog runs ", "blue sea"], ["sun is red", "dogs run", "the sea"], np.array([5.0, 1, 2]))
+    kept, dropped = held_out_pairs([train, dev], {"a cat sits", "the cat sat", "a dog runs", "a dog ran"})
+    assert dropped == 3 and [(p.left, list(p.scores)) for p in kept] == [(["red sun", "blue sea"], [5.0, 2.0])]
+    assert held_out_pairs([train], set())[1] == 0
+    with pytest.raises(DataFileError, match="all 2 tuning pairs"):
+        held_out_pairs([train], {"the cat sat", "a dog runs"})

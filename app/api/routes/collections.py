@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.deps import ServicesDep
-from app.api.schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
+from app.api.collection_schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
+from app.api.deps import CollectionName, ServicesDep
 from app.core.errors import BadRequest
 from app.services.collection_spec import DEFAULT, SEARCH_SETTINGS
 from app.services.collections import OPEN_WAIT
@@ -30,18 +30,18 @@ def list_collections(services: ServicesDep) -> dict:
 
 
 @router.get("/collections/{name}", response_model=CollectionOut)
-def get_collection(name: str, services: ServicesDep) -> dict:
+def get_collection(name: CollectionName, services: ServicesDep) -> dict:
     """The collection as it serves here (opened for it, if that takes a moment), else its state and progress."""
     return services.collections.describe(name)
 
 
 @router.delete("/collections/{name}", status_code=204)
-def delete_collection(name: str, services: ServicesDep) -> None:
+def delete_collection(name: CollectionName, services: ServicesDep) -> None:
     services.collections.delete(name)
 
 
 @router.post("/collections/{name}/fit", response_model=FitStatus, status_code=202)
-def start_fit(name: str, body: FitRequest, services: ServicesDep) -> dict:
+def start_fit(name: CollectionName, body: FitRequest, services: ServicesDep) -> dict:
     """Fit a correction on the collection's stored documents in a child process, then serve it there; 409 while
     one runs. Poll GET for progress; every server's index is rebuilt once it is published."""
     if name == DEFAULT:
@@ -53,6 +53,6 @@ def start_fit(name: str, body: FitRequest, services: ServicesDep) -> dict:
 
 
 @router.get("/collections/{name}/fit", response_model=FitStatus, response_model_exclude_none=True)
-def fit_status(name: str, services: ServicesDep) -> dict:
+def fit_status(name: CollectionName, services: ServicesDep) -> dict:
     """The last fit started here for this collection: running (with its progress bar's figures), done, failed."""
     return services.fits.status(name)

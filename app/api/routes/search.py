@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from pydantic import ValidationError
 
 from app.api.deps import SearchDep
+from app.api.openapi import json_parameter, served
 from app.api.routing import BoundedBodyRoute
 from app.api.schemas import PassageOut, SearchHitOut, SearchRequest, SearchResponse, SearchSpaceOut
 from app.core.errors import InvalidInput
@@ -16,6 +17,10 @@ from app.core.names import SearchMode
 from app.services.search import SearchService
 
 router = APIRouter(route_class=BoundedBodyRoute)
+# The GET form's `filter` is the POST form's, as JSON in the URL.
+FILTER_SCHEMA = next(
+    b for b in SearchRequest.model_json_schema()["properties"]["filter"]["anyOf"] if b["type"] != "null"
+)
 
 
 def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
@@ -46,11 +51,25 @@ def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
 @router.get("/search", response_model=SearchResponse)
 def search(
     service: SearchDep,
-    q: Annotated[str, Query(min_length=1, description="The query text.")],
-    k: Annotated[int, Query(ge=1, description="How many results (at most CE_MAX_K).")] = 10,
+    q: Annotated[
+        str,
+        Query(
+            min_length=1,
+            pattern=r"\S",
+            description="The query text.",
+            json_schema_extra=served(maxLength="max_text_chars"),
+        ),
+    ],  # fmt: skip
+    k: Annotated[
+        int, Query(ge=1, description="How many results (at most CE_MAX_K).", json_schema_extra=served(maximum="max_k"))
+    ] = 10,
     filter: Annotated[
-        str | None, Query(description='Metadata to match exactly, as a JSON object: {"lang": "en"}.')
-    ] = None,
+        str | None,
+        Query(
+            description='Metadata to match exactly, as a JSON object: {"lang": "en"}.',
+            json_schema_extra=json_parameter(FILTER_SCHEMA),
+        ),
+    ] = None,  # fmt: skip
     score_threshold: Annotated[
         float | None, Query(ge=-1, le=1, description="Drop results with a lower cosine.")
     ] = None,

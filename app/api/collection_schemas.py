@@ -1,0 +1,129 @@
+"""Bodies of /collections: what a collection is made with and described as, and a fit's request and status."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
+
+from app.api.deps import NAME_PATTERN
+from app.api.openapi import exclusive_forms, served
+from app.api.schemas import Strict
+from app.core.names import Fusion, LexicalLanguage, Method, SearchMode
+
+CORRECTION_PATTERN = rf"^(auto|none|({'|'.join(m for m in Method if m != Method.AUTO)})-[0-9a-f]{{12}})$"
+# The factories that serve at any dimension (a product quantizer's must divide it; faiss builds others too).
+FACTORY_PATTERN = r"^(auto|Flat|SQ8|HNSW([2-9]|[1-9][0-9])(,Flat)?|IVF[1-9][0-9]{0,4},(Flat|SQ8))$"
+
+
+class CollectionIn(Strict):
+    name: StrictStr = Field(pattern=NAME_PATTERN, description="Unique; `default` is the service's own.")
+    backbone: Literal["onnx", "huggingface", "hashing"] | None = Field(
+        None, description="Default: CE_BACKBONE; others as CE_COLLECTION_BACKBONES allows.",
+        json_schema_extra=served(enum="backbones"),
+    )  # fmt: skip
+    pooling: Literal["mean", "cls", "first_last_avg", "embedding_avg"] | None = Field(
+        None, description="Default: CE_POOLING."
+    )
+    correction: StrictStr | None = Field(
+        None,
+        pattern=CORRECTION_PATTERN,
+        description="auto (the backbone's current or bundled correction, the default), none, or an artifact id "
+        "kept in Redis for its backbone.",
+    )
+    index_factory: StrictStr | None = Field(
+        None,
+        max_length=200,
+        json_schema_extra={"pattern": FACTORY_PATTERN},
+        description="Default: CE_INDEX_FACTORY. A factory that needs training serves exactly until it can be "
+        "trained; faiss strings outside the published pattern are accepted when they build for the dimension.",
+    )
+    model_path: StrictStr | None = Field(
+        None,
+        max_length=1024,
+        description="A local Hugging Face folder CE_COLLECTION_MODELS lists (not with hashing); default the service's.",
+        json_schema_extra=served(enum="models"),
+    )
+    search_mode: SearchMode | None = Field(None, description="How /search ranks by default; default CE_SEARCH_MODE.")
+    fusion: Fusion | None = Field(None, description="Hybrid fusion; default CE_FUSION.")
+    lexical_weight: float | None = Field(None, ge=0, le=1, description="Hybrid: the lexical list's weight.")
+    lexical_language: LexicalLanguage | None = Field(None, description="Lexical stemmer and stop words.")
+    lexical_stopwords: StrictBool | None = Field(None, description="Drop the language's stop words.")
+
+
+class CollectionOut(BaseModel):
+    name: str
+    backbone: str
+    pooling: str
+    correction: str | None
+    index_factory: str
+    created_at: str
+    model_path: str | None = None
+    fingerprint: str = Field(description="Its backbone's; empty while it is loading.")
+    state: Literal["loading", "ready", "failed"] = Field(
+        description="loading: created before its backbone loaded (its routes answer 503 with Retry-After); failed: "
+        "its backbone or settings could not serve (see `error`; delete it and create it again)."
+    )
+    requested_correction: str | None = Field(None, description="While loading: the correction asked for.")
+    error: str | None = Field(None, description="Failed: why.")
+    opening: dict[str, Any] | None = Field(None, description="While it opens in this process: its step and seconds.")
+    open: bool = Field(description="Open in this process; one that is not is listed without loading its backbone.")
+    search_mode: SearchMode | None = Field(None, description="Its default ranking, if set at creation.")
+    fusion: Fusion | None = None
+    lexical_weight: float | None = None
+    lexical_language: str | None = None
+    lexical_stopwords: bool | None = None
+    documents: int
+    dim: int | None = None
+    search_space: dict[str, Any] | None = None
+    index: dict[str, Any] | None = None
+
+
+PARAMS_OF = {Method.WHITENING: ("alpha", "dim", "eps", "drop"), Method.ABTT: ("drop",)}  # the others take none
+
+
+class FitRequest(Strict):
+    """One of three forms: auto, center or none alone; whitening with its parameters; abtt with `drop`."""
+
+    model_config = ConfigDict(
+        json_schema_extra=exclusive_forms(
+            ([], ["method"], {"method": {"enum": ["auto", "center", "none"]}}),
+            (["method"], ["alpha", "dim", "eps", "drop"], {"method": {"const": "whitening"}}),
+            (["method"], ["drop"], {"method": {"const": "abtt"}, "drop": {"minimum": 1}}),
+        )
+    )
+
+    method: Literal["auto", "whitening", "center", "abtt", "none"] = Field(
+        "auto", description="auto: the collection's own fit only if labelled pairs show it beats the general one."
+    )
+    alpha: float | None = Field(None, ge=0, le=1, description="whitening: eigenvalue power.")
+    dim: int | None = Field(None, ge=1, le=4096, description="whitening: output dims kept.")
+    eps: float | None = Field(None, ge=0, le=1, description="whitening: shrink eigenvalues toward their mean.")
+    drop: int | None = Field(None, ge=0, le=64, description="whitening: top directions skipped; abtt: removed (>= 1).")
+
+    @model_validator(mode="after")
+    def _params_of_its_method(self) -> FitRequest:
+        taken = PARAMS_OF.get(Method(self.method), ())
+        stray = [k for k, v in self.params().items() if k not in taken]
+        if stray:
+            raise ValueError(f"{', '.join(stray)}: not a parameter of {self.method}")
+        if self.method == Method.ABTT and self.drop == 0:
+            raise ValueError("abtt removes at least one direction: drop >= 1")
+        return self
+
+    def params(self) -> dict:
+        return {k: v for k, v in self.model_dump(exclude={"method"}).items() if v is not None}
+
+
+class FitStatus(BaseModel):
+    collection: str
+    state: Literal["running", "done", "failed"]
+    args: list[str]
+    started_at: float
+    progress: dict[str, Any] | None = None
+    correction: str | None = Field(None, description="When done: the correction it published (or kept).")
+    log: list[str]
+
+
+class CollectionList(BaseModel):
+    collections: list[CollectionOut]
