@@ -17,7 +17,9 @@ FACTORY_PATTERN = r"^(auto|Flat|SQ8|HNSW([2-9]|[1-9][0-9])(,Flat)?|IVF[1-9][0-9]
 
 
 class CollectionIn(Strict):
-    name: StrictStr = Field(pattern=NAME_PATTERN, description="Unique; `default` is the service's own.")
+    name: StrictStr = Field(  # published; the service checks it (422) as it checks every other setting
+        description="Unique; `default` is the service's own.", json_schema_extra={"pattern": NAME_PATTERN}
+    )
     backbone: Literal["onnx", "huggingface", "hashing"] | None = Field(
         None, description="Default: CE_BACKBONE; others as CE_COLLECTION_BACKBONES allows.",
         json_schema_extra=served(enum="backbones"),
@@ -27,7 +29,7 @@ class CollectionIn(Strict):
     )
     correction: StrictStr | None = Field(
         None,
-        pattern=CORRECTION_PATTERN,
+        json_schema_extra={"pattern": CORRECTION_PATTERN},
         description="auto (the backbone's current or bundled correction, the default), none, or an artifact id "
         "kept in Redis for its backbone.",
     )

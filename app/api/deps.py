@@ -35,9 +35,12 @@ async def get_space(request: Request) -> Services | SpaceServices:
     return space if space is not None else await get_services(request)
 
 
+# The pattern is published, not checked here: a name that cannot exist is a 404 like one that does not.
 CollectionName = Annotated[
-    str, Path(pattern=NAME_PATTERN, description="The collection's name (`default`: the service's own).")
-]
+    str,
+    Path(description="The collection's name (`default`: the service's own).",
+         json_schema_extra={"pattern": NAME_PATTERN}),
+]  # fmt: skip
 
 
 async def hold_collection(request: Request, name: CollectionName) -> AsyncIterator[None]:

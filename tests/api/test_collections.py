@@ -125,7 +125,7 @@ def test_a_fit_started_over_http_runs_in_a_child_process_and_its_correction_is_t
             assert c.post("/collections/notes/documents", json={"documents": docs}).status_code == 201
         assert c.get("/collections/notes/fit").status_code == 404  # none started yet
         assert c.post("/collections/nope/fit", json={}).status_code == 404
-        assert c.post("/collections/default/fit", json={}).status_code == 400
+        assert c.post("/collections/default/fit", json={}).status_code == 409  # the service's own: the CLI fits it
         assert c.post("/collections/notes/fit", json={"method": "whitening", "alpha": 2}).status_code == 422
         started = c.post("/collections/notes/fit", json={"method": "whitening", "alpha": 0.5, "dim": 16})
         assert started.status_code == 202 and started.json()["state"] == "running"

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 
 from app.api.collection_schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
 from app.api.deps import CollectionName, ServicesDep
-from app.core.errors import BadRequest
+from app.core.errors import Conflict
 from app.services.collection_spec import DEFAULT, SEARCH_SETTINGS
 from app.services.collections import OPEN_WAIT
 
@@ -45,7 +45,7 @@ def start_fit(name: CollectionName, body: FitRequest, services: ServicesDep) -> 
     """Fit a correction on the collection's stored documents in a child process, then serve it there; 409 while
     one runs. Poll GET for progress; every server's index is rebuilt once it is published."""
     if name == DEFAULT:
-        raise BadRequest(
+        raise Conflict(  # as deleting it is: the default collection is the service's own, managed from the CLI
             "the default collection's correction is fitted with `python -m app fit --corpus ... --publish`"
         )
     services.collections.get(name, wait=OPEN_WAIT)  # 404 unknown, 409 failed, 503 still loading
