@@ -14,7 +14,8 @@ from app.benchmarks.synthetic import GaussianMixture
 from app.benchmarks.throughput import percentile
 from app.correction.pipeline import Correction, l2_normalize
 from app.correction.registry import find_bundled
-from app.index.faiss_index import VectorIndex, ivf_lists
+from app.index.factories import ivf_lists
+from app.index.faiss_index import VectorIndex
 from app.offline.datasets import corpus_sha256, read_corpus
 from app.offline.fit import encode_all, fit_from_vectors
 

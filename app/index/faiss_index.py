@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import functools
-import math
-import re
 from collections.abc import Collection, Sequence
 
 import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
+from app.index.factories import EXACT_LIMIT, inner_index, new_faiss_index, resolve_factory, servable_factory
 from app.index.rwlock import ReadWriteLock
 
-EXACT_LIMIT = 20_000  # `auto`: exact search below this many vectors (about 2 ms a query at 256 dims, one core)
 RETRAIN_GROWTH = 4.0  # `auto`: retrain an IVF index once it holds this many times what it was trained on
 DEAD_SHARE = 0.25  # rebuild an index that cannot delete in place once this share of it is tombstones
 CALIBRATION_QUERIES = 256
@@ -22,54 +19,6 @@ TRAIN_PER_LIST = 64
 ADD_CHUNK = 100_000
 PROBES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 EF_SEARCH = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
-
-
-def ivf_lists(n: int) -> int:
-    """About 4 sqrt(n) inverted lists, a power of two, with enough vectors to train each one."""
-    lists = 2 ** round(math.log2(max(4 * math.sqrt(max(n, 1)), 1)))
-    return max(1, min(lists, n // 39 if n >= 39 else 1))
-
-
-def resolve_factory(factory: str, n: int) -> str:
-    """`auto`: exact `Flat` while small, an IVF index sized for `n` beyond EXACT_LIMIT; else as given."""
-    if factory != "auto":
-        return factory
-    return "Flat" if n < EXACT_LIMIT else f"IVF{ivf_lists(n)},Flat"
-
-
-@functools.lru_cache(maxsize=64)
-def training_minimum(dim: int, factory: str) -> int:
-    """Vectors the factory's structure must be trained on before it holds any: an IVF's lists, a product
-    quantizer's 2^bits centroids; 0 for one that needs no training (Flat, HNSW)."""
-    probe = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
-    if probe.is_trained:
-        return 0
-    ivf = faiss.try_extract_index_ivf(probe)
-    bits = [int(b) for b in re.findall(r"PQ\d+(?:x(\d+))?", factory) if b] or ([8] if "PQ" in factory else [])
-    return max([ivf.nlist if ivf is not None else 1, *(2**b for b in bits)])
-
-
-def servable_factory(dim: int, factory: str, n: int) -> str:
-    """What to build for `n` vectors: the factory (`auto` resolved), or exact Flat while they are too few to
-    train it (an empty collection on IVF4096,Flat serves exactly, then is rebuilt once it can be trained)."""
-    resolved = resolve_factory(factory, n)
-    return resolved if n >= training_minimum(dim, resolved) else "Flat"
-
-
-def new_faiss_index(dim: int, factory: str) -> faiss.Index:
-    """The FAISS structure for a factory string, taking our int64 labels as ids.
-
-    IVF stores ids itself and removes by them; the others get an IndexIDMap (whose own removal
-    assumes the inner index renumbers like Flat does, which is why IVF must not be wrapped).
-    """
-    base = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
-    return base if isinstance(base, faiss.IndexIVF) else faiss.IndexIDMap(base)
-
-
-def inner_index(index: faiss.Index) -> faiss.Index:
-    """The index doing the work, under an IndexIDMap if there is one."""
-    index = faiss.downcast_index(index)
-    return faiss.downcast_index(index.index) if isinstance(index, faiss.IndexIDMap) else index
 
 
 def _search_knob(base: faiss.Index) -> str | None:

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from app.correction.pipeline import l2_normalize
-from app.index import VectorIndex, faiss_index
-from app.index.faiss_index import ivf_lists, resolve_factory, training_minimum
+from app.index import VectorIndex, factories
+from app.index.factories import ivf_lists, resolve_factory, training_minimum
 from app.index.filters import FieldIndex, FilterError
 
 KINDS = ["Flat", "IVF8,Flat", "HNSW16"]
@@ -92,7 +92,7 @@ def test_auto_is_exact_while_small_and_ivf_beyond_the_limit(monkeypatch):
     assert resolve_factory("auto", 10) == "Flat"
     assert resolve_factory("HNSW32", 10) == "HNSW32"
     assert resolve_factory("auto", 1_000_000) == "IVF4096,Flat" and ivf_lists(1_000_000) == 4096
-    monkeypatch.setattr(faiss_index, "EXACT_LIMIT", 1000)
+    monkeypatch.setattr(factories, "EXACT_LIMIT", 1000)
     x = clustered(3000)
     small = VectorIndex.build(32, [f"d{i}" for i in range(500)], x[:500])
     assert small.factory == "Flat" and small.rebuild_reason() is None
