@@ -1,5 +1,6 @@
 """The HTTP API over real HTTP, with the weight-free hashing backbone and a real Redis."""
 
+import json
 import threading
 import time
 import urllib.parse
@@ -174,9 +175,36 @@ def test_health_ready_info(client):
     assert info["correction"]["corpus"]["size"] == 150 and info["index"]["correction"] == info["correction"]["id"]
     assert info["limits"] == {
         "max_texts": 8, "max_text_chars": 200, "max_tokens": 256, "max_body_bytes": 8_000_000, "max_k": 20,
-        "max_queue_texts": 2048, "max_items": 4096, "max_filter_keys": 32, "max_metadata_keys": 64,
+        "max_queue_texts": 2048, "max_fits": 1, "max_items": 4096, "max_filter_keys": 32, "max_metadata_keys": 64,
         "max_metadata_depth": 4, "max_metadata_bytes": 16_384,
     }  # fmt: skip
+
+
+def test_the_published_schema_states_the_limits_this_server_enforces(client):
+    schema = client.get("/openapi.json").json()
+    assert "x-served" not in json.dumps(schema)
+    bodies = schema["components"]["schemas"]
+    texts = bodies["EmbedRequest"]["properties"]["texts"]
+    assert (texts["maxItems"], texts["items"]["maxLength"]) == (8, 200)  # CE_MAX_TEXTS, CE_MAX_TEXT_CHARS here
+    k = next(p for p in schema["paths"]["/search"]["get"]["parameters"] if p["name"] == "k")
+    assert k["schema"]["maximum"] == 20 and bodies["SearchRequest"]["properties"]["k"]["maximum"] == 20
+    collection = bodies["CollectionIn"]["properties"]
+    assert collection["backbone"]["anyOf"] == [{"type": "string", "enum": ["hashing"]}, {"type": "null"}]
+    assert collection["model_path"]["anyOf"] == [{"type": "null"}]  # CE_COLLECTION_MODELS is empty
+    forms = [sorted(f["required"]) for f in bodies["SimilarityRequest"]["oneOf"]]
+    assert forms == [["pairs"], ["source", "targets"]]
+    assert [f["properties"]["method"].get("const") for f in bodies["FitRequest"]["oneOf"]] == [
+        None,
+        "whitening",
+        "abtt",
+    ]
+    # ...and the server refuses what the schema leaves out.
+    assert client.post("/embed", json={"texts": ["a"] * 9}).status_code == 422
+    assert client.get("/search", params={"q": "a", "k": 21}).status_code == 422
+    both = {"pairs": [["a", "b"]], "source": "a", "targets": ["b"]}
+    assert client.post("/similarity", json=both).status_code == 422
+    assert client.post("/collections", json={"name": "x", "pooling": "cls"}).status_code == 201
+    assert client.post("/collections/x/fit", json={"method": "center", "alpha": 0.5}).status_code == 422
 
 
 def test_documents_survive_a_restart_and_correction_is_cached(hashing_settings, store):
