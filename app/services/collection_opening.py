@@ -53,14 +53,19 @@ class Openings(Generic[T]):
     def _run(self, opening: Opening) -> None:
         try:
             result = self._open_one(opening)
-        except BaseException as exc:  # kept for the requests that ask, and cleared after FAILURE_KEPT
+        except BaseException as exc:
             opening.ended = time.monotonic()
-            opening.future.set_exception(exc)
+            if isinstance(exc, ServiceError):  # what Redis said (no such collection, failed): asked again next time
+                self._drop(opening)
+            opening.future.set_exception(exc)  # a load that failed here is answered for FAILURE_KEPT seconds
             return
-        with self._lock:  # opened: the caller keeps it now; a later opening of the name starts afresh
+        self._drop(opening)  # opened: the caller keeps it now; a later opening of the name starts afresh
+        opening.future.set_result(result)
+
+    def _drop(self, opening: Opening) -> None:
+        with self._lock:
             if self._openings.get(opening.name) is opening:
                 del self._openings[opening.name]
-        opening.future.set_result(result)
 
     def wait(self, name: str, seconds: float | None) -> T:
         """The opened collection within `seconds` (None: however long it takes), else 503 with Retry-After."""

@@ -190,3 +190,16 @@ def test_a_collection_on_a_local_model_folder_the_server_was_told_to_serve(make_
         got = c.post("/collections/tiny/embed", json={"texts": texts}).json()["embeddings"]
         np.testing.assert_allclose(got, want, atol=1e-5)
         assert "huggingface/mean (tiny-bert0)" in c.get("/info").json()["backbones_loaded"]
+
+
+def test_a_collection_another_process_creates_after_a_404_is_served_at_once(client, hashing_settings):
+    """A 404 is Redis's answer of the moment, not remembered: another replica may create the name next."""
+    from app.services.container import Services
+
+    assert client.get("/collections/late/search", params={"q": "cat"}).status_code == 404
+    other = Services.from_settings(hashing_settings)  # another server process on the same Redis
+    try:
+        other.collections.create("late", correction="none")
+    finally:
+        other.close()
+    assert client.get("/collections/late/search", params={"q": "cat"}).status_code == 200
