@@ -151,6 +151,8 @@ class Collections:
         """Open a collection on the opening's thread: its backbone loaded, its spec completed if it was loading."""
         name = opening.name
         spec = self._spec(name)
+        if spec.failed:
+            raise failed_to_load(spec)
         opening.step = f"loading backbone {spec.backbone}/{spec.pooling}"
         try:
             engine = self.engines.get(spec.backbone_key)
@@ -165,7 +167,7 @@ class Collections:
             except InvalidInput as exc:
                 spec = self._conclude(replace(spec, state=FAILED, error=exc.message))
         if spec.failed:
-            raise Conflict(f"collection {name!r} failed to load: {spec.error}; delete it and create it again")
+            raise failed_to_load(spec)
         opening.step = "opening its index"
         artifact = correction_for(self.store, engine, spec.correction, self.settings.models_dir)
         settings = self.settings.model_copy(update={"index_factory": spec.index_factory, **spec.search})
@@ -282,3 +284,8 @@ class Collections:
             opened, self._open = list(self._open.values()), {}
         for collection in opened:
             collection.services.close()
+
+
+def failed_to_load(spec: CollectionSpec) -> Conflict:
+    """What a request to a collection that failed to load is answered, until it is deleted."""
+    return Conflict(f"collection {spec.name!r} failed to load: {spec.error}; delete it and create it again")

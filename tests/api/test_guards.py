@@ -156,9 +156,10 @@ def test_lists_and_metadata_are_bounded_by_the_schema(client, path, body, messag
 
 
 def test_the_schema_publishes_its_bounds(client):
+    """The served CE_MAX_TEXTS (8 here), under the hard 4,096 that holds whatever the settings."""
     schemas = client.get("/openapi.json").json()["components"]["schemas"]
-    assert schemas["EmbedRequest"]["properties"]["texts"]["maxItems"] == 4096
-    assert schemas["DocumentsRequest"]["properties"]["documents"]["maxItems"] == 4096
+    assert schemas["EmbedRequest"]["properties"]["texts"]["maxItems"] == 8
+    assert schemas["DocumentsRequest"]["properties"]["documents"]["maxItems"] == 8
 
 
 def test_a_body_of_a_million_tiny_texts_is_refused_before_python_objects_are_built(client):

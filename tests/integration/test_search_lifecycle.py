@@ -10,7 +10,7 @@ import pytest
 
 from app.backbones import build_backbone
 from app.correction.pipeline import Correction, project
-from app.index import faiss_index
+from app.index import factories
 from app.offline.fit import fit_artifact
 from app.services.container import Services
 from app.services.documents import DocumentInput
@@ -182,7 +182,7 @@ def test_a_snapshot_that_does_not_match_is_rebuilt_not_served(settings, backbone
 
 
 def test_auto_moves_to_an_approximate_index_when_it_grows(settings, monkeypatch):
-    monkeypatch.setattr(faiss_index, "EXACT_LIMIT", 100)
+    monkeypatch.setattr(factories, "EXACT_LIMIT", 100)
     service = Services.from_settings(settings)
     try:
         service.documents.add(docs(60))

@@ -77,7 +77,8 @@ def test_the_adapted_folder_serves_with_a_new_fingerprint_and_refuses_the_old_co
     out = tmp_path / "adapted"
     env = {"CE_MODEL_PATH": str(tiny_bert), "CE_BACKBONE": "huggingface", "PATH": "/usr/bin:/bin"}
     args = ["adapt", "--corpus", str(corpus), "--out", str(out), "--method", "consert", "--batch-size", "32",
-            "--lr", "0.001", "--max-length", "16", "--tune-pairs", str(pairs), "--head", "mlp", "--force"]  # fmt: skip
+            "--lr", "0.001", "--max-length", "16", "--tune-pairs", str(pairs), "--head", "mlp", "--force",
+            "--keep-seen-pairs"]  # fmt: skip
     run = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
@@ -106,7 +107,7 @@ def test_a_model_that_did_not_beat_the_start_is_not_written_and_the_reason_is_gi
     out = tmp_path / "adapted"
     env = {"CE_MODEL_PATH": str(tiny_bert), "CE_BACKBONE": "huggingface", "PATH": "/usr/bin:/bin"}
     args = ["adapt", "--corpus", str(corpus), "--out", str(out), "--batch-size", "64", "--lr", "0.001",
-            "--max-length", "16", "--tune-pairs", str(pairs), "--select", "raw"]  # fmt: skip
+            "--max-length", "16", "--tune-pairs", str(pairs), "--select", "raw", "--keep-seen-pairs"]  # fmt: skip
     run = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=300)  # fmt: skip
     assert run.returncode == 2 and not out.exists()
