@@ -16,6 +16,11 @@ CORRECTION_PATTERN = rf"^(auto|none|({'|'.join(m for m in Method if m != Method.
 FACTORY_PATTERN = r"^(auto|Flat|SQ8|HNSW([2-9]|[1-9][0-9])(,Flat)?|IVF[1-9][0-9]{0,4},(Flat|SQ8))$"
 
 
+def published_pattern(pattern: str, description: str, **limits: Any) -> Any:
+    """An optional string whose pattern is published, not checked here: the service's own check says why (422)."""
+    return Field(None, json_schema_extra={"pattern": pattern}, description=description, **limits)
+
+
 class CollectionIn(Strict):
     name: StrictStr = Field(  # published; the service checks it (422) as it checks every other setting
         description="Unique; `default` is the service's own.", json_schema_extra={"pattern": NAME_PATTERN}
@@ -27,18 +32,16 @@ class CollectionIn(Strict):
     pooling: Literal["mean", "cls", "first_last_avg", "embedding_avg"] | None = Field(
         None, description="Default: CE_POOLING."
     )
-    correction: StrictStr | None = Field(
-        None,
-        json_schema_extra={"pattern": CORRECTION_PATTERN},
-        description="auto (the backbone's current or bundled correction, the default), none, or an artifact id "
-        "kept in Redis for its backbone.",
+    correction: StrictStr | None = published_pattern(
+        CORRECTION_PATTERN,
+        "auto (the backbone's current or bundled correction, the default), none, or an artifact id kept in Redis "
+        "for its backbone.",
     )
-    index_factory: StrictStr | None = Field(
-        None,
+    index_factory: StrictStr | None = published_pattern(
+        FACTORY_PATTERN,
+        "Default: CE_INDEX_FACTORY. A factory that needs training serves exactly until it can be trained; faiss "
+        "strings outside the published pattern are accepted when they build for the dimension.",
         max_length=200,
-        json_schema_extra={"pattern": FACTORY_PATTERN},
-        description="Default: CE_INDEX_FACTORY. A factory that needs training serves exactly until it can be "
-        "trained; faiss strings outside the published pattern are accepted when they build for the dimension.",
     )
     model_path: StrictStr | None = Field(
         None,

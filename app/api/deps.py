@@ -10,13 +10,13 @@ from fastapi import Depends, Path, Request
 from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import NotReady
-from app.services.collection_spec import NAME
-from app.services.collections import OPEN_WAIT, Collection
+from app.services.collections.registry import OPEN_WAIT, Collection
+from app.services.collections.spec import NAME
+from app.services.collections.wiring import CollectionServices
 from app.services.container import Services
 from app.services.documents import DocumentService
 from app.services.embedding import EmbeddingService
 from app.services.search import SearchService
-from app.services.spaces import SpaceServices
 
 NAME_PATTERN = f"^{NAME.pattern}$"
 
@@ -29,9 +29,9 @@ async def get_services(request: Request) -> Services:
     return services
 
 
-async def get_space(request: Request) -> Services | SpaceServices:
+async def get_collection_services(request: Request) -> Services | CollectionServices:
     """The default collection's services, or under /collections/{name}/ the collection `hold_collection` holds."""
-    space = getattr(request.state, "collection_space", None)
+    space = getattr(request.state, "collection_services", None)
     return space if space is not None else await get_services(request)
 
 
@@ -48,7 +48,7 @@ async def hold_collection(request: Request, name: CollectionName) -> AsyncIterat
     request so that its backbone is not unloaded meanwhile."""
     collection = await open_collection(await get_services(request), name)
     with collection.using() as space:
-        request.state.collection_space = space
+        request.state.collection_services = space
         yield
 
 
@@ -60,15 +60,15 @@ async def open_collection(services: Services, name: str) -> Collection:
 
 
 async def get_embedding(request: Request) -> EmbeddingService:
-    return (await get_space(request)).embedding
+    return (await get_collection_services(request)).embedding
 
 
 async def get_documents(request: Request) -> DocumentService:
-    return (await get_space(request)).documents
+    return (await get_collection_services(request)).documents
 
 
 async def get_search(request: Request) -> SearchService:
-    return (await get_space(request)).search
+    return (await get_collection_services(request)).search
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]

@@ -60,7 +60,7 @@ class _ServiceCollector:
         stats = service.engine.stats()
         yield GaugeMetricFamily("ce_encoder_queue_texts", "Texts waiting to be encoded.", value=stats["queued_texts"])
         yield GaugeMetricFamily(
-            "ce_index_documents", "Documents in the served index.", value=service.served.space.documents
+            "ce_index_documents", "Documents in the served index.", value=service.served.current.documents
         )
         info = InfoMetricFamily("ce_service", "The backbone and correction being served.")
         correction = service.correction
@@ -80,10 +80,10 @@ class _ServiceCollector:
         served = InfoMetricFamily("ce_collection", "Each open collection's backbone, pooling and correction.",
                                   labels=["collection"])  # fmt: skip
         for collection in service.collections.open_collections():
-            space = collection.services.served.space
-            documents.add_metric([collection.spec.name], space.documents)
+            index = collection.services.served.current
+            documents.add_metric([collection.spec.name], index.documents)
             served.add_metric([collection.spec.name], {"backbone": collection.spec.backbone,
                                                        "pooling": collection.spec.pooling,
-                                                       "correction": space.correction_id or "none"})  # fmt: skip
+                                                       "correction": index.correction_id or "none"})  # fmt: skip
         yield documents
         yield served

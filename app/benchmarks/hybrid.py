@@ -15,7 +15,7 @@ from app.benchmarks.search import cached_encode, sts_sentences
 from app.benchmarks.synthetic import GaussianMixture
 from app.benchmarks.throughput import percentile
 from app.offline.served_search import served_services
-from app.store.redis_store import DocumentRecord
+from app.store.documents import DocumentRecord
 
 WRITE_BATCH = 5000
 MODES = ("dense", "lexical", "hybrid")
@@ -44,10 +44,10 @@ def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool =
     folder = Path(tempfile.mkdtemp(prefix="bench-hybrid-", dir=settings.data_dir))
     try:
         services = served_services(settings.model_copy(update={"follow_interval": 1e6}), folder)  # one build, below
-        space_id = services.served.space_id
+        collection_key = services.served.collection_key
         with tqdm(total=n, desc="writing documents", unit="doc", disable=not progress) as bar:
             for records in synthetic_records(sentences, raw, n):
-                services.store.put_documents(space_id, records)
+                services.store.documents.put(collection_key, records)
                 bar.update(len(records))
         started = time.perf_counter()
         services.served.rebuild(services.correction, "benchmark documents written").result()
@@ -64,10 +64,10 @@ def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool =
                 seconds.append(time.perf_counter() - start)
             figures[mode] = {"p50_ms": round(percentile(seconds, 50) * 1000, 2),
                              "p99_ms": round(percentile(seconds, 99) * 1000, 2)}  # fmt: skip
-        space = services.served.space
-        figures["passages"] = len(space.index)
-        figures["lexical_bytes_per_doc"] = round(space.lexical.size_bytes() / max(space.documents, 1), 1)
-        figures["index_bytes_per_doc"] = round(space.index.memory_bytes() / max(space.documents, 1), 1)
+        index = services.served.current
+        figures["passages"] = len(index.dense)
+        figures["lexical_bytes_per_doc"] = round(index.lexical.size_bytes() / max(index.documents, 1), 1)
+        figures["index_bytes_per_doc"] = round(index.dense.memory_bytes() / max(index.documents, 1), 1)
         figures["ranking"] = services.search.search(asked[0], 10)[1]["ranking"]
         services.close()
         return figures

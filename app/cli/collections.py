@@ -80,13 +80,12 @@ def fit_collection(name: str, method: str, params: dict, options, judged_dirs, o
     from app.correction.registry import publish as publish_artifact
     from app.offline.collection_fit import guarded_choice, stored_corpus
     from app.offline.fit import fit_from_vectors
-    from app.services.collection_spec import CollectionSpec, set_correction
+    from app.services.collections.spec import CollectionSpec, set_correction
     from app.services.container import connect_store
-    from app.store.collection_store import CollectionStore
 
     store, embedded = connect_store(settings_for())
     try:
-        data = CollectionStore(store).get(name)
+        data = store.collections.get(name)
         if data is None:
             raise fail(f"no collection named {name!r}", EXIT_BAD_INPUT)
         spec = CollectionSpec.from_bytes(data)
@@ -98,11 +97,11 @@ def fit_collection(name: str, method: str, params: dict, options, judged_dirs, o
             typer.echo(f"kept {spec.correction}: without labelled pairs `auto` keeps the general correction", err=True)
             typer.echo(spec.correction or "none")
             return
-        sentences, vectors = stored_corpus(store, spec.space_id, backbone.dim)
+        sentences, vectors = stored_corpus(store, spec.collection_key, backbone.dim)
         if not sentences:
             raise fail(f"collection {name!r} holds no documents to fit on", EXIT_BAD_INPUT)
         judged = judged_sets(backbone, judged_dirs, settings)
-        chosen = fit_from_vectors(backbone, sentences, vectors, method, params, spec.space_id, tuning=tuning,
+        chosen = fit_from_vectors(backbone, sentences, vectors, method, params, spec.collection_key, tuning=tuning,
                                   judged=judged)  # fmt: skip
         if method == Method.AUTO:
             chosen, record = guarded_choice(backbone, chosen, general, tuning)
@@ -115,7 +114,7 @@ def fit_collection(name: str, method: str, params: dict, options, judged_dirs, o
         typer.echo(f"wrote {path}", err=True)
         if publish:
             publish_artifact(store, chosen, make_current=False)
-            set_correction(CollectionStore(store), name, chosen.id)
+            set_correction(store.collections, name, chosen.id)
             typer.echo(f"published {chosen.id} to collection {name}: every server rebuilds its index", err=True)
         typer.echo(chosen.id)
     finally:

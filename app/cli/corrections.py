@@ -272,14 +272,14 @@ def eval_search(
 
 def _eval_served(settings, data: Path, mode: str, correction: str, as_json: bool) -> None:
     """`eval-search --mode`: the collection searched through the services /search runs."""
-    from app.offline.retrieval import read_collection
+    from app.offline.retrieval import read_judged_corpus
     from app.offline.served_search import MODES, evaluate_served
 
     if mode not in MODES:
         raise fail(f"--mode is one of {', '.join(MODES)}, got {mode!r}", EXIT_BAD_INPUT)
     if correction == "fit":
         raise fail("--mode searches with a served correction: served, none, or an artifact file", EXIT_BAD_INPUT)
-    collection = read_collection(data)
+    collection = read_judged_corpus(data)
     figures = evaluate_served(settings, collection, mode, correction=None if correction == "served" else correction)
     result = {"data": Path(data).name, "backbone": settings.backbone, "pooling": settings.pooling, **figures}
     if not as_json:

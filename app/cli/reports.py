@@ -112,17 +112,17 @@ def spaces(
     try:
         chosen = services.collections.get(collection)
         served = chosen.services.served
-        docs, raw = stored_documents(served.keeper.store, served.space_id, served.keeper.raw_dim, sample)
+        docs, raw = stored_documents(served.builder.store, served.collection_key, served.builder.raw_dim, sample)
         if len(docs) < 10:
             raise fail(f"collection {collection!r} holds {len(docs)} documents; drawing needs 10", EXIT_BAD_INPUT)
         values = [json.loads(d.metadata_json).get(color_by) for d in docs]
         if all(v is None for v in values):
             raise fail(f"no document of {collection!r} has a metadata field {color_by!r}", EXIT_BAD_INPUT)
-        correction, drawn = served.space.correction, {"raw": raw}
+        correction, drawn = served.current.correction, {"raw": raw}
         if correction is not None:
-            drawn[f"corrected ({correction.artifact.method})"] = served.keeper.vectors(docs, correction, search=False)
+            drawn[f"corrected ({correction.artifact.method})"] = served.builder.vectors(docs, correction, search=False)
             if correction.search is not correction:
-                drawn["search space"] = served.keeper.vectors(docs, correction)
+                drawn["search space"] = served.builder.vectors(docs, correction)
         backbone = chosen.engine.backbone
         folder = out or get_settings().data_dir / "report"
         folder.mkdir(parents=True, exist_ok=True)

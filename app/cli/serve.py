@@ -87,5 +87,5 @@ def _index_on_ray(docs, address: str | None, workers: int) -> None:
         raise fail(str(exc), EXIT_BAD_INPUT) from None
     store = RedisStore.from_url(settings.redis_url, prefix=settings.key_prefix)
     space = offline_backbone(settings).fingerprint
-    typer.echo(f"indexed {written} documents on Ray; the store holds {store.count_documents(space)}")
+    typer.echo(f"indexed {written} documents on Ray; the store holds {store.documents.count(space)}")
     store.close()

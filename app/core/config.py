@@ -113,9 +113,7 @@ class Settings(BaseSettings):
     follow_interval: float = Field(
         1.0, gt=0, description="Seconds between checks for other processes' writes and a newly published correction."
     )
-    snapshot_interval: float = Field(
-        60.0, gt=0, description="Seconds between index snapshots to data_dir (when changed)."
-    )
+    snapshot_interval: float = Field(60.0, gt=0, description="Seconds between snapshots of a changed index.")
     replica_timeout: float = Field(
         30.0,
         gt=0,

@@ -7,7 +7,6 @@ text is pooled, so its vectors come from encoding the texts again, not from the 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -15,9 +14,6 @@ from app.correction.artifact import CorrectionArtifact
 from app.correction.flow import Flow
 from app.correction.search_space import SEARCH_MU, SEARCH_W
 from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
-
-# texts, token weights (None: the backbone's own pooling) -> raw float32 vectors
-Encode = Callable[[Sequence[str], np.ndarray | None], np.ndarray]
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
@@ -80,19 +76,3 @@ def project(raw: np.ndarray, correction: Correction | None, *, normalize: bool =
 def pooling_weights(correction: Correction | None) -> np.ndarray | None:
     """The token weights texts must be pooled with to land in `correction`'s space (SIF's), else None."""
     return correction.token_weights if correction is not None else None
-
-
-def corrected(
-    encode: Encode,
-    correction: Correction | None,
-    texts: Sequence[str],
-    raw: np.ndarray | None = None,
-    *,
-    normalize: bool = True,
-) -> np.ndarray:
-    """`texts` in `correction`'s space: their `raw` vectors corrected, or, when `raw` is not given or the
-    correction pools its own way, the texts encoded for it first."""
-    weights = pooling_weights(correction)
-    if raw is None or weights is not None:
-        raw = encode(texts, weights)
-    return project(raw, correction, normalize=normalize)

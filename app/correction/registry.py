@@ -71,18 +71,18 @@ def find_bundled(models_dir: Path, backbone: Backbone) -> CorrectionArtifact | N
 
 def publish(store: RedisStore, artifact: CorrectionArtifact, *, make_current: bool = True) -> None:
     """Cache the artifact in Redis under its version; move `current` to it in the same transaction."""
-    store.put_artifact(artifact.backbone.fingerprint, artifact.id, artifact.to_bytes(), make_current=make_current)
+    store.artifacts.put(artifact.backbone.fingerprint, artifact.id, artifact.to_bytes(), make_current=make_current)
 
 
 def load_current(store: RedisStore, backbone: Backbone) -> CorrectionArtifact | None:
     """The artifact Redis marks as current for this backbone, verified."""
-    artifact_id = store.current_artifact_id(backbone.fingerprint)
+    artifact_id = store.artifacts.current_id(backbone.fingerprint)
     return None if artifact_id is None else load_version(store, backbone, artifact_id)
 
 
 def load_version(store: RedisStore, backbone: Backbone, artifact_id: str) -> CorrectionArtifact:
     """A version Redis keeps for this backbone, verified (ArtifactError if absent, corrupt or foreign)."""
-    data = store.get_artifact(backbone.fingerprint, artifact_id)
+    data = store.artifacts.get(backbone.fingerprint, artifact_id)
     if data is None:
         raise ArtifactError(f"redis holds no artifact {artifact_id} for backbone {backbone.fingerprint}")
     try:
@@ -123,8 +123,8 @@ def resolve_correction(
 
 def newest_valid_version(store: RedisStore, backbone: Backbone) -> CorrectionArtifact | None:
     """The newest version in Redis that loads and fits this backbone: what served before a bad publish."""
-    for artifact_id in reversed(store.artifact_versions(backbone.fingerprint)):
-        data = store.get_artifact(backbone.fingerprint, artifact_id)
+    for artifact_id in reversed(store.artifacts.versions(backbone.fingerprint)):
+        data = store.artifacts.get(backbone.fingerprint, artifact_id)
         try:
             artifact = CorrectionArtifact.from_bytes(data or b"")
             check_compatible(artifact, backbone)
@@ -151,7 +151,7 @@ class PublishedFollower:
     def __call__(self, serving_id: str | None) -> Correction | None:
         if self.choice != "auto":
             return None
-        current = self.store.current_artifact_id(self.backbone.fingerprint)
+        current = self.store.artifacts.current_id(self.backbone.fingerprint)
         if not current or current in (serving_id, self._refused):
             return None
         try:

@@ -6,19 +6,20 @@ from __future__ import annotations
 import logging
 import time
 
+from app.index.builder import IndexBuilder
 from app.index.lexical import LexicalIndex
-from app.index.space import SearchSpace, SpaceKeeper
+from app.index.search_index import SearchIndex
 
 log = logging.getLogger(__name__)
 QUIET_FOLLOWS = 3  # follower steps with no new change-log entry before a lexical index with dead versions is rebuilt
 
 
-def rebuilt_lexical(keeper: SpaceKeeper) -> tuple[LexicalIndex, str]:
+def rebuilt_lexical(builder: IndexBuilder) -> tuple[LexicalIndex, str]:
     """A new lexical index of the stored texts alone, and the change-log entry it reflects at least."""
-    applied = keeper.store.last_change_id(keeper.space_id)
-    lexical = keeper.new_lexical()
+    applied = builder.store.changes.last_id(builder.collection_key)
+    lexical = builder.new_lexical()
     try:
-        for batch in keeper.store.iter_documents(keeper.space_id):
+        for batch in builder.store.documents.scan(builder.collection_key):
             lexical.upsert([d.id for d in batch], [d.text for d in batch])
         lexical.commit()
     except BaseException:
@@ -27,31 +28,31 @@ def rebuilt_lexical(keeper: SpaceKeeper) -> tuple[LexicalIndex, str]:
     return lexical, applied
 
 
-def replay_lexical(keeper: SpaceKeeper, lexical: LexicalIndex, after: str, until: str) -> None:
+def replay_lexical(builder: IndexBuilder, lexical: LexicalIndex, after: str, until: str) -> None:
     """Apply the change-log entries in (after, until] to a lexical index alone (raises ChangeLogGap)."""
-    for change in keeper.changes(after, until):
-        stored = keeper.stored(change)
+    for change in builder.changes(after, until):
+        stored = builder.stored(change)
         lexical.remove([d for d, r in zip(change.doc_ids, stored, strict=True) if r is None])
         kept = [r for r in stored if r is not None]
         lexical.upsert([r.id for r in kept], [r.text for r in kept], replaced=len(kept))
     lexical.commit()
 
 
-def compact(keeper: SpaceKeeper, space: SearchSpace, lock, current) -> bool:
-    """Rebuild `space`'s lexical index outside `lock`, then, holding it, bring the new one to `space.applied` and
-    swap it in; False when `space` stopped being the served one (`current()`) meanwhile."""
+def compact(builder: IndexBuilder, index: SearchIndex, lock, current) -> bool:
+    """Rebuild `index`'s lexical index outside `lock`, then, holding it, bring the new one to `index.applied` and
+    swap it in; False when `index` stopped being the served one (`current()`) meanwhile."""
     started = time.monotonic()
-    fresh, applied = rebuilt_lexical(keeper)
+    fresh, applied = rebuilt_lexical(builder)
     with lock:
-        if current() is not space:
+        if current() is not index:
             fresh.close()
             return False
         try:
-            replay_lexical(keeper, fresh, applied, space.applied)
+            replay_lexical(builder, fresh, applied, index.applied)
         except BaseException:
             fresh.close()
             raise
-        old, space.lexical = space.lexical, fresh
+        old, index.lexical = index.lexical, fresh
     dead = old.dead if old is not None else 0
     if old is not None:
         old.close()  # a search still holding it reads files already open

@@ -9,6 +9,8 @@ import re
 import faiss
 
 EXACT_LIMIT = 20_000  # `auto`: exact search below this many vectors (about 2 ms a query at 256 dims, one core)
+RETRAIN_GROWTH = 4.0  # `auto`: retrain an IVF index once it holds this many times what it was trained on
+DEAD_SHARE = 0.25  # rebuild an index that cannot delete in place once this share of it is tombstones
 
 
 def ivf_lists(n: int) -> int:
@@ -57,3 +59,18 @@ def inner_index(index: faiss.Index) -> faiss.Index:
     """The index doing the work, under an IndexIDMap if there is one."""
     index = faiss.downcast_index(index)
     return faiss.downcast_index(index.index) if isinstance(index, faiss.IndexIDMap) else index
+
+
+def rebuild_reason(requested: str, factory: str, dim: int, size: int, dead: int, trained_size: int) -> str | None:
+    """Why an index of `factory` (asked for as `requested`) holding `size` vectors and `dead` tombstones should be
+    rebuilt from the store now, or None."""
+    if dead > DEAD_SHARE * max(size + dead, 1):
+        return f"{dead} tombstones"
+    if requested != "auto" and factory == "Flat" and servable_factory(dim, requested, size) != "Flat":
+        return f"{size} vectors: enough to train {servable_factory(dim, requested, size)}"
+    if requested == "auto":
+        if resolve_factory("auto", size).startswith("IVF") and factory == "Flat":
+            return f"{size} vectors: past the exact-search limit {EXACT_LIMIT}"
+        if factory.startswith("IVF") and size > RETRAIN_GROWTH * max(trained_size, 1):
+            return f"{size} vectors: {RETRAIN_GROWTH:g}x what the lists were trained on"
+    return None

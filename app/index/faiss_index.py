@@ -8,22 +8,12 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
-from app.index.factories import EXACT_LIMIT, inner_index, new_faiss_index, resolve_factory, servable_factory
+from app.index.calibration import calibrate, search_parameters
+from app.index.factories import inner_index, new_faiss_index, rebuild_reason, servable_factory
 from app.index.rwlock import ReadWriteLock
 
-RETRAIN_GROWTH = 4.0  # `auto`: retrain an IVF index once it holds this many times what it was trained on
-DEAD_SHARE = 0.25  # rebuild an index that cannot delete in place once this share of it is tombstones
-CALIBRATION_QUERIES = 256
-RECALL_MARGIN = 0.01  # calibrate a little above the target: calibration queries are documents, not new text
 TRAIN_PER_LIST = 64
 ADD_CHUNK = 100_000
-PROBES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
-EF_SEARCH = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
-
-
-def _search_knob(base: faiss.Index) -> str | None:
-    """The parameter that trades recall for speed: nprobe (IVF), efSearch (HNSW), or none (exact)."""
-    return "nprobe" if isinstance(base, faiss.IndexIVF) else "efSearch" if isinstance(base, faiss.IndexHNSW) else None
 
 
 class VectorIndex:
@@ -144,35 +134,10 @@ class VectorIndex:
         return len(labels)
 
     def rebuild_reason(self) -> str | None:
-        """Why this index should be rebuilt from the store now, or None."""
-        if self.dead > DEAD_SHARE * max(len(self) + self.dead, 1):
-            return f"{self.dead} tombstones"
-        if (
-            self.requested != "auto"
-            and self.factory == "Flat"
-            and servable_factory(self.dim, self.requested, len(self)) != "Flat"
-        ):
-            return f"{len(self)} vectors: enough to train {servable_factory(self.dim, self.requested, len(self))}"
-        if self.requested == "auto":
-            wanted = resolve_factory("auto", len(self))
-            if wanted.startswith("IVF") and self.factory == "Flat":
-                return f"{len(self)} vectors: past the exact-search limit {EXACT_LIMIT}"
-            if self.factory.startswith("IVF") and len(self) > RETRAIN_GROWTH * max(self.trained_size, 1):
-                return f"{len(self)} vectors: {RETRAIN_GROWTH:g}x what the lists were trained on"
-        return None
+        """Why this index should be rebuilt from the store now, or None (see `factories.rebuild_reason`)."""
+        return rebuild_reason(self.requested, self.factory, self.dim, len(self), self.dead, self.trained_size)
 
     # --- search ----------------------------------------------------------------------------------------
-
-    def _search_params(self, selector, boost: bool):
-        base = inner_index(self._index)
-        knob = _search_knob(base)
-        if knob == "nprobe":
-            nprobe = base.nlist if boost else self.params.get("nprobe", base.nprobe)
-            return faiss.SearchParametersIVF(sel=selector, nprobe=int(nprobe))
-        if knob == "efSearch":
-            ef = max(self.params.get("efSearch", base.hnsw.efSearch), 16)
-            return faiss.SearchParametersHNSW(sel=selector, efSearch=int(ef * 8 if boost else ef))
-        return faiss.SearchParameters(sel=selector) if selector is not None else None
 
     def _selector(self, allowed: Collection[str] | None):
         """(selector, how many vectors it lets through, what the selector needs kept alive)."""
@@ -202,7 +167,9 @@ class VectorIndex:
             return rows
 
     def _search(self, queries, k, selector, boost):
-        scores, labels = self._index.search(queries, k, params=self._search_params(selector, boost))
+        scores, labels = self._index.search(
+            queries, k, params=search_parameters(self._index, self.params, selector, boost=boost)
+        )
         doc_of = self._doc_of
         return [
             [(doc_of[lab], float(s)) for s, lab in zip(row_s, row_l, strict=True) if lab >= 0 and doc_of[lab]]
@@ -210,25 +177,8 @@ class VectorIndex:
         ]
 
     def calibrate(self, vectors: np.ndarray, *, seed: int = 0) -> dict[str, int]:
-        """Smallest nprobe / efSearch whose recall@10 on sampled documents reaches the target (+ margin)."""
-        knob = _search_knob(inner_index(self._index))
-        if knob is None or len(vectors) <= 11:
-            return self.params
-        rng = np.random.default_rng(seed)
-        pick = rng.choice(len(vectors), min(CALIBRATION_QUERIES, len(vectors)), replace=False)
-        queries = np.ascontiguousarray(vectors[pick])
-        _, exact = faiss.knn(queries, vectors, 11, metric=faiss.METRIC_INNER_PRODUCT)
-        truth = [[j for j in row if j != q][:10] for q, row in zip(pick.tolist(), exact.tolist(), strict=True)]
-        base = inner_index(self._index)
-        values = [p for p in PROBES if p <= base.nlist] if knob == "nprobe" else list(EF_SEARCH)
-        for value in values:
-            self.params = {knob: value}
-            labels = self._index.search(queries, 11, params=self._search_params(None, False))[1]
-            # labels are positions in _doc_of; at build time they are positions in `vectors`
-            found = [[j for j in row if j != q][:10] for q, row in zip(pick.tolist(), labels.tolist(), strict=True)]
-            recall = np.mean([len(set(f) & set(t)) / 10 for f, t in zip(found, truth, strict=True)])
-            if recall >= self.recall + RECALL_MARGIN:
-                break
+        """Set the search depth for the recall target on `vectors`, the ones this index was just built from."""
+        self.params = calibrate(self._index, vectors, self.recall, seed=seed) or self.params
         return self.params
 
     # --- persistence and size -------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The search space a process serves: opened from a snapshot or the store, kept current, swapped whole."""
+"""The search index a process serves: opened from a snapshot or the store, kept current, swapped whole."""
 
 from __future__ import annotations
 
@@ -14,24 +14,25 @@ from typing import Protocol
 
 from app.core.errors import StoreUnavailable
 from app.correction.pipeline import Correction
+from app.index.builder import ChangeLogGap, IndexBuilder
 from app.index.compaction import QUIET_FOLLOWS, compact
+from app.index.search_index import SearchIndex
 from app.index.snapshot import SnapshotFile, SnapshotRefused
-from app.index.space import ChangeLogGap, SearchSpace, SpaceKeeper
-from app.store.redis_store import DocumentRecord
+from app.store.documents import DocumentRecord
 
 log = logging.getLogger(__name__)
 
 
-class ServedSpace(Protocol):
-    """The space a process serves and writes through: a server's LiveIndex, or a writer's WriterSpace."""
+class ServedIndex(Protocol):
+    """The index a process serves and writes through: a server's LiveIndex, or a writer's WriterIndex."""
 
-    space: SearchSpace  # read once per request: its correction and its index agree
-    space_id: str  # where its documents live in the store
-    keeper: SpaceKeeper  # how its documents become vectors
+    current: SearchIndex  # read once per request: its correction and its indexes agree
+    collection_key: str  # where its documents live in the store
+    builder: IndexBuilder  # how its documents become vectors
 
-    def writing(self) -> AbstractContextManager[SearchSpace]: ...
+    def writing(self) -> AbstractContextManager[SearchIndex]: ...
 
-    def wrote(self, space: SearchSpace, records: list[DocumentRecord], change: str) -> None: ...
+    def wrote(self, index: SearchIndex, records: list[DocumentRecord], change: str) -> None: ...
 
     def snapshot(self) -> None: ...
 
@@ -47,14 +48,14 @@ PublishedCorrection = Callable[[str | None], Correction | None]
 class LiveIndex:
     """Follows the change log and the published correction; rebuilds in the background; snapshots when due.
 
-    Readers take `space` once per request and use only it, so a query never mixes a correction with
+    Readers take `current` once per request and use only it, so a query never mixes a correction with
     an index built by another. Writers go through `writing()`, which serializes them with the
     follower and with the final step of a rebuild.
     """
 
     def __init__(
         self,
-        keeper: SpaceKeeper,
+        builder: IndexBuilder,
         correction: Correction | None,
         *,
         published: PublishedCorrection,
@@ -63,72 +64,72 @@ class LiveIndex:
         snapshot_interval: float,
         replica_timeout: float = 30.0,
     ):
-        self.keeper = keeper
-        self.space_id = keeper.space_id
+        self.builder = builder
+        self.collection_key = builder.collection_key
         self.replica = uuid.uuid4().hex[:12]  # names the change-log position this process reports
         self._replica_timeout = replica_timeout
-        self.snapshots = SnapshotFile(keeper.store, keeper.space_id, snapshot_dir)
+        self.snapshots = SnapshotFile(builder.store, builder.collection_key, snapshot_dir)
         self._published = published
         self._follow_interval = follow_interval
         self._snapshot_interval = snapshot_interval
         self._lock = threading.RLock()
-        self.opened: dict = {}  # how the served space was opened: from a snapshot, or built and why
-        self.space = self._open(correction)
-        # What the snapshot on disk holds: (space, change); a space built from the store is worth one at once.
-        self._snapshotted = (self.space, self.space.applied if self.opened["from"] == "snapshot" else None)
+        self.opened: dict = {}  # how the served index was opened: from a snapshot, or built and why
+        self.current = self._open(correction)
+        # What the snapshot on disk holds: (index, change); an index built from the store is worth one at once.
+        self._snapshotted = (self.current, self.current.applied if self.opened["from"] == "snapshot" else None)
         self._snapshot_at = time.monotonic()
         self._rebuild: Future | None = None
         self._rebuild_target: str | None = None
-        self._quiet = (self.space.applied, 0)  # the last change seen, and follower steps since it changed
+        self._quiet = (self.current.applied, 0)  # the last change seen, and follower steps since it changed
         self._stop = threading.Event()
         self._follower = threading.Thread(target=self._follow, name="index-follower", daemon=True)
         self._follower.start()
 
     # --- opening -------------------------------------------------------------------------------------
 
-    def _open(self, correction: Correction | None) -> SearchSpace:
+    def _open(self, correction: Correction | None) -> SearchIndex:
         """The snapshot if it may be served, else a build from the store."""
         started = time.monotonic()
         try:
-            space = self._from_snapshot(correction)
+            index = self._from_snapshot(correction)
             self.opened = {"from": "snapshot"}
         except SnapshotRefused as why:
             log.info("index snapshot not used (%s); building from the store", why)
-            space = self.keeper.build(correction)
+            index = self.builder.build(correction)
             self.opened = {"from": "store", "snapshot_refused": str(why)}
         self.opened["seconds"] = round(time.monotonic() - started, 3)
-        return space
+        return index
 
-    def _from_snapshot(self, correction: Correction | None) -> SearchSpace:
+    def _from_snapshot(self, correction: Correction | None) -> SearchIndex:
         """The snapshot, caught up with the change log; refused if it then disagrees with the store's count."""
-        keeper = self.keeper
-        space = self.snapshots.load(correction, keeper)
+        builder = self.builder
+        index = self.snapshots.load(correction, builder)
         try:
             try:
-                replayed = keeper.catch_up(space)
+                replayed = builder.catch_up(index)
             except ChangeLogGap as gap:
                 raise SnapshotRefused(str(gap)) from gap
-            stored = keeper.store.count_documents(keeper.space_id)
-            if space.documents != stored:
-                raise SnapshotRefused(f"{space.documents} documents after replay, the store holds {stored}")
-            if space.lexical is not None and len(space.lexical) != stored:
-                raise SnapshotRefused(f"{len(space.lexical)} lexical documents after replay, the store holds {stored}")
+            stored = builder.store.documents.count(builder.collection_key)
+            if index.documents != stored:
+                raise SnapshotRefused(f"{index.documents} documents after replay, the store holds {stored}")
+            if index.lexical is not None and len(index.lexical) != stored:
+                raise SnapshotRefused(f"{len(index.lexical)} lexical documents after replay, the store holds {stored}")
         except BaseException:
-            space.close()
+            index.close()
             raise
-        log.info("index loaded from snapshot: %d documents, %d changes replayed", space.documents, replayed)
-        return space
+        log.info("index loaded from snapshot: %d documents, %d changes replayed", index.documents, replayed)
+        return index
 
     @contextmanager
-    def writing(self) -> Iterator[SearchSpace]:
-        """The current space, held still: no swap, catch-up or snapshot capture until the block ends."""
+    def writing(self) -> Iterator[SearchIndex]:
+        """The current index, held still: no swap, catch-up or snapshot capture until the block ends."""
         with self._lock:
-            yield self.space
+            yield self.current
 
-    def wrote(self, space: SearchSpace, records: list[DocumentRecord], change: str) -> None:
+    def wrote(self, index: SearchIndex, records: list[DocumentRecord], change: str) -> None:
         """Index what this process just stored (inside `writing()`), so its own writes are searchable at once."""
-        self.keeper.apply(space, records)
-        space.local.add(change)
+        self.builder.apply(index, records)
+        index.local.add(change)
 
     # --- rebuilds ------------------------------------------------------------------------------------
 
@@ -149,13 +150,13 @@ class LiveIndex:
 
     def _run_rebuild(self, correction: Correction | None, future: Future) -> None:
         try:
-            space = self.keeper.build(correction)
+            index = self.builder.build(correction)
             with self._lock:
-                self.keeper.catch_up(space)  # the writes made while it was built
-                old, self.space = self.space, space
+                self.builder.catch_up(index)  # the writes made while it was built
+                old, self.current = self.current, index
             old.close()  # a search still holding it reads files already open; the folder goes
             self.snapshot()
-            future.set_result(space.correction_id)
+            future.set_result(index.correction_id)
         except BaseException as exc:
             log.exception("index rebuild failed; the previous index keeps serving")
             future.set_exception(exc)
@@ -176,46 +177,46 @@ class LiveIndex:
         gap = None
         with self._lock:
             try:
-                self.keeper.catch_up(self.space)
+                self.builder.catch_up(self.current)
             except ChangeLogGap as exc:
                 gap = exc
-            space = self.space
-        self.keeper.store.report_position(self.keeper.space_id, self.replica, space.applied, self._replica_timeout)
+            index = self.current
+        self.builder.store.replicas.report(self.collection_key, self.replica, index.applied, self._replica_timeout)
         if self.rebuilding:
             return
-        correction = self._published(space.correction_id)
+        correction = self._published(index.correction_id)
         if gap is not None:
             log.warning("index behind a trimmed change log (%s); rebuilding it from the store", gap)
-            self.rebuild(correction or space.correction, str(gap))
+            self.rebuild(correction or index.correction, str(gap))
         elif correction is not None:
             self.rebuild(correction, f"correction {correction.id} is current in redis")
-        elif reason := space.index.rebuild_reason():
-            self.rebuild(space.correction, reason)
-        elif self._lexical_due(space):
-            compact(self.keeper, space, self._lock, lambda: self.space)
+        elif reason := index.dense.rebuild_reason():
+            self.rebuild(index.correction, reason)
+        elif self._lexical_due(index):
+            compact(self.builder, index, self._lock, lambda: self.current)
         elif time.monotonic() - self._snapshot_at > self._snapshot_interval:
             self.snapshot()
 
-    def _lexical_due(self, space: SearchSpace) -> bool:
+    def _lexical_due(self, index: SearchIndex) -> bool:
         """Whether the lexical index counts dead versions and writes have paused for QUIET_FOLLOWS steps."""
         applied, steps = self._quiet
-        self._quiet = (space.applied, steps + 1 if applied == space.applied else 0)
-        return space.lexical is not None and space.lexical.dead > 0 and self._quiet[1] >= QUIET_FOLLOWS
+        self._quiet = (index.applied, steps + 1 if applied == index.applied else 0)
+        return index.lexical is not None and index.lexical.dead > 0 and self._quiet[1] >= QUIET_FOLLOWS
 
     def snapshot(self) -> None:
         """Write the index to disk if it changed since the last snapshot (captured under the lock)."""
         with self._lock:
-            space = self.space
+            index = self.current
             try:
-                self.keeper.catch_up(space)  # so that `applied` covers this process's own latest writes too
+                self.builder.catch_up(index)  # so that `applied` covers this process's own latest writes too
             except ChangeLogGap:
                 return  # a stale index is not worth keeping; the follower rebuilds it
-            if self._snapshotted == (space, space.applied):
+            if self._snapshotted == (index, index.applied):
                 self._snapshot_at = time.monotonic()
                 return
-            data, state = self.snapshots.capture(space)
+            data, state = self.snapshots.capture(index)
         self.snapshots.write(data, state)
-        self._snapshotted, self._snapshot_at = (space, state["applied"]), time.monotonic()
+        self._snapshotted, self._snapshot_at = (index, state["applied"]), time.monotonic()
 
     def close(self) -> None:
         """Stop following, let a running rebuild finish, write the last snapshot."""
@@ -225,38 +226,38 @@ class LiveIndex:
             self._rebuild.exception()  # waits; a failed rebuild was logged where it failed
         try:
             self.snapshot()
-            self.keeper.store.forget_position(self.keeper.space_id, self.replica)
+            self.builder.store.replicas.forget(self.builder.collection_key, self.replica)
         except Exception:  # the store may be gone; the next start rebuilds from it instead
             log.exception("index snapshot at shutdown failed")
-        self.space.close()
+        self.current.close()
 
     def status(self) -> dict:
-        space = self.space
+        index = self.current
         return {
-            **space.index.describe(),
-            "documents": space.documents,
-            "lexical": space.lexical.describe() if space.lexical is not None else None,
-            "applied_change": space.applied,
+            **index.dense.describe(),
+            "documents": index.documents,
+            "lexical": index.lexical.describe() if index.lexical is not None else None,
+            "applied_change": index.applied,
             "opened": self.opened,
             "rebuilding_for": self._rebuild_target if self.rebuilding else None,
         }
 
 
-class WriterSpace:
-    """A writer's space (`python -m app index`): an empty index that follows nothing; the servers follow its writes."""
+class WriterIndex:
+    """A writer's index (`python -m app index`): an empty index that follows nothing; the servers follow its writes."""
 
-    def __init__(self, keeper: SpaceKeeper, correction: Correction | None):
-        self.keeper = keeper
-        self.space_id = keeper.space_id
-        self.space = keeper.empty(correction)
+    def __init__(self, builder: IndexBuilder, correction: Correction | None):
+        self.builder = builder
+        self.collection_key = builder.collection_key
+        self.current = builder.empty(correction)
         self._lock = threading.Lock()
 
     @contextmanager
-    def writing(self) -> Iterator[SearchSpace]:
+    def writing(self) -> Iterator[SearchIndex]:
         with self._lock:
-            yield self.space
+            yield self.current
 
-    def wrote(self, space: SearchSpace, records: list[DocumentRecord], change: str) -> None:
+    def wrote(self, index: SearchIndex, records: list[DocumentRecord], change: str) -> None:
         """Nothing to index: a writer's documents reach the servers through the change log."""
 
     def snapshot(self) -> None:
@@ -266,4 +267,4 @@ class WriterSpace:
         """Nothing runs in the background."""
 
     def status(self) -> dict:
-        return self.space.index.describe()
+        return self.current.dense.describe()

@@ -15,13 +15,15 @@ from pathlib import Path
 import numpy as np
 
 from app.correction.pipeline import Correction
+from app.index.builder import IndexBuilder
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
 from app.index.lexical import Analyzer, LexicalIndex
-from app.index.space import SearchSpace, SpaceKeeper
-from app.store.redis_store import RedisStore, change_key
+from app.index.search_index import SearchIndex
+from app.store.change_log import change_key
+from app.store.redis_store import RedisStore
 
-SNAPSHOT_FORMAT = 2  # 2: the lexical index and the passages beside the FAISS index
+SNAPSHOT_FORMAT = 3  # 2: the lexical index and the passages beside the FAISS index; 3: keys renamed
 LEXICAL_GRACE = 600.0  # seconds an unreferenced lexical snapshot is kept: another writer may be about to name it
 
 
@@ -30,31 +32,31 @@ class SnapshotRefused(Exception):
 
 
 class SnapshotFile:
-    """The snapshot of one backbone's search space, named by the store's key prefix and the space."""
+    """The snapshot of one backbone's search space, named by the store's key prefix and the collection key."""
 
-    def __init__(self, store: RedisStore, space_id: str, folder: Path | None):
+    def __init__(self, store: RedisStore, collection_key: str, folder: Path | None):
         self.store = store
-        self.space_id = space_id
-        tag = hashlib.sha256(f"{store.prefix}:{space_id}".encode()).hexdigest()[:16]
+        self.collection_key = collection_key
+        tag = hashlib.sha256(f"{store.prefix}:{collection_key}".encode()).hexdigest()[:16]
         self.path = Path(folder) / f"{tag}.npz" if folder else None
 
-    def capture(self, space: SearchSpace) -> tuple[np.ndarray, dict]:
-        """The bytes of a snapshot of `space`, taken while nothing writes to it (the caller holds the write lock);
+    def capture(self, index: SearchIndex) -> tuple[np.ndarray, dict]:
+        """The bytes of a snapshot of `index`, taken while nothing writes to it (the caller holds the write lock);
         the lexical index's files are hard-linked beside it now."""
-        data, meta = space.index.state()
+        data, meta = index.dense.state()
         lexical = None
-        if space.lexical is not None and self.path is not None:
+        if index.lexical is not None and self.path is not None:
             folder = self.path.parent / f"{self.path.stem}.lexical-{uuid.uuid4().hex[:12]}"
-            space.lexical.link_into(folder)
-            lexical = {"folder": folder.name, "analyzer": space.lexical.analyzer.describe(), "dead": space.lexical.dead}
+            index.lexical.link_into(folder)
+            lexical = {"folder": folder.name, "analyzer": index.lexical.analyzer.describe(), "dead": index.lexical.dead}
         state = {
             "format": SNAPSHOT_FORMAT,
             "store_id": self.store.store_id(),
-            "space": self.space_id,
-            "applied": space.applied,
-            "index": meta,
-            "fields": space.fields.state(),
-            "passages": space.passages,
+            "collection": self.collection_key,
+            "applied": index.applied,
+            "dense": meta,
+            "fields": index.fields.state(),
+            "passages": index.passages,
             "lexical": lexical,
             "sha256": hashlib.sha256(data.tobytes()).hexdigest(),
         }
@@ -79,8 +81,8 @@ class SnapshotFile:
         self._drop_old_lexical(state.get("lexical"))
         # Only what every live replica has applied: one that reported a position behind this one still needs
         # those entries (one that stopped reporting will see the gap when it returns, and rebuild).
-        positions = [state["applied"], *self.store.live_positions(self.space_id)]
-        self.store.trim_changes(self.space_id, min(positions, key=change_key))
+        positions = [state["applied"], *self.store.replicas.live(self.collection_key)]
+        self.store.changes.trim(self.collection_key, min(positions, key=change_key))
         return self.path
 
     def delete(self) -> None:
@@ -98,8 +100,8 @@ class SnapshotFile:
             if (kept is None or folder.name != kept["folder"]) and now - folder.stat().st_mtime > LEXICAL_GRACE:
                 shutil.rmtree(folder, ignore_errors=True)
 
-    def load(self, correction: Correction | None, keeper: SpaceKeeper) -> SearchSpace:
-        """The space on disk, checked against the store, the correction and the index settings; not caught up."""
+    def load(self, correction: Correction | None, builder: IndexBuilder) -> SearchIndex:
+        """The index on disk, checked against the store, the correction and the index settings; not caught up."""
         if self.path is None or not self.path.exists():
             raise SnapshotRefused("no snapshot")
         try:
@@ -108,43 +110,43 @@ class SnapshotFile:
         except Exception as exc:  # a truncated or foreign file: np.load and json raise many kinds
             raise SnapshotRefused(f"unreadable snapshot: {exc}") from exc
         try:
-            self._check(state, data, correction.id if correction else None, keeper)
-            index = VectorIndex.from_state(data, state["index"])
+            self._check(state, data, correction.id if correction else None, builder)
+            dense = VectorIndex.from_state(data, state["dense"])
             fields = FieldIndex.from_state(state["fields"])
-            lexical = self._open_lexical(state["lexical"], keeper)
-            return SearchSpace(correction, index, fields, state["applied"], lexical=lexical,
+            lexical = self._open_lexical(state["lexical"], builder)
+            return SearchIndex(correction, dense, fields, state["applied"], lexical=lexical,
                                passages={k: int(v) for k, v in state["passages"].items()})  # fmt: skip
         except (KeyError, TypeError, ValueError, RuntimeError, OSError) as exc:
             raise SnapshotRefused(f"malformed snapshot: {exc!r}") from exc
 
-    def _open_lexical(self, saved: dict | None, keeper: SpaceKeeper) -> LexicalIndex | None:
-        if keeper.analyzer is None:
+    def _open_lexical(self, saved: dict | None, builder: IndexBuilder) -> LexicalIndex | None:
+        if builder.analyzer is None:
             return None
         lexical = LexicalIndex.from_snapshot(
-            self.path.parent / saved["folder"], keeper.lexical_folder(), keeper.analyzer
+            self.path.parent / saved["folder"], builder.lexical_folder(), builder.analyzer
         )
         lexical.dead = int(saved.get("dead", 0))  # its unmerged deleted versions still count until it is compacted
         return lexical
 
-    def _check(self, state: dict, data: np.ndarray, wanted: str | None, keeper: SpaceKeeper) -> None:
-        """Raise SnapshotRefused unless this snapshot belongs to this store, space, correction and settings."""
-        index, factory, recall, lexical = state["index"], keeper.factory, keeper.recall, state.get("lexical")
+    def _check(self, state: dict, data: np.ndarray, wanted: str | None, builder: IndexBuilder) -> None:
+        """Raise SnapshotRefused unless this snapshot belongs to this store, collection, correction and settings."""
+        dense, factory, recall, lexical = state["dense"], builder.factory, builder.recall, state.get("lexical")
         analyzer = Analyzer(**lexical["analyzer"]) if lexical else None
         checks = [
             (state.get("format") == SNAPSHOT_FORMAT, "another snapshot format"),
             (state.get("sha256") == hashlib.sha256(data.tobytes()).hexdigest(), "checksum mismatch"),
             (state.get("store_id") == self.store.store_id(), "taken against another Redis dataset"),
-            (state.get("space") == self.space_id, "another backbone's documents"),
-            (index["correction_id"] == wanted, f"built with {index['correction_id']}, serving {wanted}"),
-            (index["requested"] == factory, f"index {index['requested']}, settings {factory}"),
-            (index["recall"] == recall, f"calibrated for recall {index['recall']}"),
+            (state.get("collection") == self.collection_key, "another collection's documents"),
+            (dense["correction_id"] == wanted, f"built with {dense['correction_id']}, serving {wanted}"),
+            (dense["requested"] == factory, f"index {dense['requested']}, settings {factory}"),
+            (dense["recall"] == recall, f"calibrated for recall {dense['recall']}"),
             (
-                keeper.analyzer is None or analyzer == keeper.analyzer,
-                f"lexical index {analyzer}, settings {keeper.analyzer}",
+                builder.analyzer is None or analyzer == builder.analyzer,
+                f"lexical index {analyzer}, settings {builder.analyzer}",
             ),
             (lexical is None or (self.path.parent / lexical["folder"]).is_dir(), "its lexical index is gone"),
             (
-                change_key(state["applied"]) >= change_key(self.store.changes_trimmed_through(self.space_id)),
+                change_key(state["applied"]) >= change_key(self.store.changes.trimmed_through(self.collection_key)),
                 "the change log no longer reaches back to it",
             ),
         ]

@@ -13,30 +13,31 @@ import numpy as np
 
 from app.correction.artifact import CorrectionArtifact
 from app.correction.selection import MIN_GAIN, TuningPairs, gain_lower_bound
-from app.index.space import SpaceKeeper
+from app.index.builder import IndexBuilder
 from app.offline.fit import scored_on
-from app.store.redis_store import DocumentRecord, RedisStore
+from app.store.documents import DocumentRecord
+from app.store.redis_store import RedisStore
 
 
 def stored_documents(
-    store: RedisStore, space_id: str, dim: int, limit: int | None = None
+    store: RedisStore, collection_key: str, dim: int, limit: int | None = None
 ) -> tuple[list[DocumentRecord], np.ndarray]:
     """A space's stored documents and raw vectors, in one order (the first `limit` Redis hands out, if given)."""
-    keeper = SpaceKeeper(store, space_id, dim)
+    builder = IndexBuilder(store, collection_key, dim)
     docs: list[DocumentRecord] = []
     chunks = []
-    for batch in store.iter_documents(space_id):
+    for batch in store.documents.scan(collection_key):
         batch = batch[: None if limit is None else limit - len(docs)]
         docs.extend(batch)
-        chunks.append(keeper.first_vectors(batch))  # one row per document: a long one by its first passage
+        chunks.append(builder.first_vectors(batch))  # one row per document: a long one by its first passage
         if limit is not None and len(docs) >= limit:
             break
     return docs, np.concatenate(chunks) if chunks else np.empty((0, dim), dtype=np.float32)
 
 
-def stored_corpus(store: RedisStore, space_id: str, dim: int) -> tuple[list[str], np.ndarray]:
+def stored_corpus(store: RedisStore, collection_key: str, dim: int) -> tuple[list[str], np.ndarray]:
     """A space's stored texts and raw vectors, in one order."""
-    docs, vectors = stored_documents(store, space_id, dim)
+    docs, vectors = stored_documents(store, collection_key, dim)
     return [d.text for d in docs], vectors
 
 

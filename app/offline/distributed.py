@@ -108,7 +108,7 @@ class _DocumentWriter:
             for t, i, m in zip(batch["text"], batch["id"], batch["metadata"], strict=True)
         ]
         records = document_records(self.backbone.encode, docs, self.split)
-        self.store.put_documents(self.backbone.fingerprint, records)
+        self.store.documents.put(self.backbone.fingerprint, records)
         return {"written": np.array([len(records)])}
 
 

@@ -13,7 +13,7 @@ from app.core.names import ALSO_METHODS, TOKEN_AVERAGES, Method, Pooling
 from app.correction import Correction, CorrectionArtifact, CovarianceStats, fit_correction
 from app.correction.artifact import BackboneRef, CorpusRef
 from app.correction.isotropy import isotropy_report
-from app.correction.pipeline import corrected, l2_normalize
+from app.correction.pipeline import l2_normalize, pooling_weights, project
 from app.correction.selection import (
     MIN_GAIN,
     Candidate,
@@ -250,12 +250,12 @@ def isotropy_pair(artifact: CorrectionArtifact, raw: np.ndarray, pooled: np.ndar
 def corrected_vectors(
     backbone: Backbone, correction: Correction, texts: Sequence[str], raw=None, *, desc="encoding", progress=True
 ) -> np.ndarray:
-    """`texts` in the correction's space (see `pipeline.corrected`), encoded in chunks with a progress bar."""
-
-    def encode(chunk: Sequence[str], weights: np.ndarray | None) -> np.ndarray:
-        return encode_all(backbone, chunk, desc=desc, progress=progress, token_weights=weights)
-
-    return corrected(encode, correction, texts, raw)
+    """`texts` in the correction's space: their `raw` vectors mapped, or, when there are none or the correction
+    pools its own way (SIF), the texts encoded for it in chunks with a progress bar."""
+    weights = pooling_weights(correction)
+    if raw is None or weights is not None:
+        raw = encode_all(backbone, texts, desc=desc, progress=progress, token_weights=weights)
+    return project(raw, correction)
 
 
 def applies_to(method: str, pooling: str) -> bool:

@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from app.correction.artifact import CorrectionArtifact
 from app.correction.registry import write_artifact_file
 from app.index.fusion import CANDIDATES, FUSIONS, Ranking, fuse
-from app.offline.retrieval import DEPTH, Judgments, read_collection
+from app.offline.retrieval import DEPTH, Judgments, read_judged_corpus
 from app.offline.search_tuning import MIN_NDCG_GAIN, RECALL_TOLERANCE, SearchCandidate, keeps_every_set
 from app.offline.search_tuning import ndcg_gain_lower_bound as gain_lower_bound
 from app.offline.served_search import add_collection, served_services
@@ -35,10 +35,11 @@ def candidates() -> list[Ranking]:
 
 def candidate_lists(services, texts: list[str]) -> list[tuple[list, list]]:
     """Each query's dense and lexical candidate lists, made by the search service as /search makes them."""
-    space = services.served.space
+    index = services.served.current
     lists = []
     for text in tqdm(texts, desc="candidate lists", leave=False):
-        _, dense, _, lexical = services.search.candidates(space, text, "hybrid", CANDIDATES)
+        vector = services.embedding.in_space([text], index.search_correction)
+        dense, _, lexical = services.search.candidates(index, text, vector, "hybrid", CANDIDATES)
         lists.append((dense, lexical))
     return lists
 
@@ -85,7 +86,7 @@ def with_tuned_ranking(settings, artifact: CorrectionArtifact, folders: list[Pat
         path = write_artifact_file(artifact, work / f"{artifact.id}.npz")
         judged = []
         for n, folder in enumerate(folders):
-            collection = read_collection(folder)
+            collection = read_judged_corpus(folder)
             services = served_services(settings, work / f"run-{n}", str(path))
             try:
                 add_collection(services, collection, progress=False)

@@ -22,7 +22,7 @@ QUERY_CHUNK = 256  # queries scored against every document at once
 
 
 @dataclass(frozen=True)
-class Collection:
+class JudgedCorpus:
     """Documents (title and text joined), the judged queries, and their graded judgments."""
 
     doc_ids: list[str]
@@ -37,7 +37,7 @@ def _jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def read_collection(folder: Path) -> Collection:
+def read_judged_corpus(folder: Path) -> JudgedCorpus:
     """`corpus.jsonl`, `queries.jsonl` and `qrels/test.tsv` of a folder; queries without a relevant document
     are left out (they have no answer to find). Ids are strings: query "5" and document "5" are unrelated."""
     folder = Path(folder)
@@ -55,7 +55,7 @@ def read_collection(folder: Path) -> Collection:
         if int(parts[2]) > 0:
             qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
     queries = [q for q in _jsonl(folder / "queries.jsonl") if str(q["_id"]) in qrels]
-    return Collection(
+    return JudgedCorpus(
         doc_ids=[str(d["_id"]) for d in docs],
         doc_texts=[f"{d.get('title', '')} {d.get('text', '')}".strip() for d in docs],
         query_ids=[str(q["_id"]) for q in queries],
@@ -77,7 +77,7 @@ class Judgments:
     n_relevant: np.ndarray
 
     @classmethod
-    def of(cls, collection: Collection) -> Judgments:
+    def of(cls, collection: JudgedCorpus) -> Judgments:
         column = {doc: i for i, doc in enumerate(collection.doc_ids)}
         width = len(column) + 1
         pairs = {

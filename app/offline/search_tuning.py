@@ -13,7 +13,7 @@ from app.core.names import Method
 from app.correction.methods import Spectrum, whitening_from_spectrum, whitening_scale
 from app.correction.search_space import SearchChoice, default_search, raw_space
 from app.correction.selection import ALPHAS, DROPS, EPSILONS, family
-from app.offline.retrieval import Collection, Judgments, exact_top, read_collection
+from app.offline.retrieval import JudgedCorpus, Judgments, exact_top, read_judged_corpus
 
 RECALL_TOLERANCE = 0.002  # Recall@100 a candidate may lose on any one judged collection (0.2 points)
 MIN_NDCG_GAIN = 0.001  # NDCG@10's 95% lower bound over all judged queries must reach 0.1 points
@@ -30,7 +30,7 @@ class JudgedSet:
     """A judged collection already encoded: raw document and query vectors and their judgments."""
 
     name: str
-    collection: Collection
+    collection: JudgedCorpus
     docs: np.ndarray
     queries: np.ndarray
     judgments: Judgments
@@ -55,7 +55,7 @@ def read_judged(folders: Sequence[Path], encode) -> list[JudgedSet]:
     """Each BEIR-layout folder read and encoded with `encode(texts, what)`."""
     out = []
     for folder in folders:
-        name, collection = Path(folder).name, read_collection(folder)
+        name, collection = Path(folder).name, read_judged_corpus(folder)
         docs = encode(collection.doc_texts, f"{name} documents")
         queries = encode(collection.query_texts, f"{name} queries")
         out.append(JudgedSet(name, collection, docs, queries, Judgments.of(collection)))

@@ -12,7 +12,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from app.core.config import Settings
-from app.offline.retrieval import DEPTH, METRICS, Collection, Judgments, paired_interval
+from app.offline.retrieval import DEPTH, METRICS, JudgedCorpus, Judgments, paired_interval
 from app.services.documents import DocumentInput
 
 ADD_BATCH = 256
@@ -37,7 +37,7 @@ def served_services(settings: Settings, folder: Path, correction: str | None = N
     return Services(run, engine, store, artifact, embedded=embedded)
 
 
-def add_collection(services, collection: Collection, *, progress: bool = True) -> float:
+def add_collection(services, collection: JudgedCorpus, *, progress: bool = True) -> float:
     """Add the collection's documents through the document service, as POST /documents does; the seconds it took."""
     docs = [DocumentInput(text=t, id=d) for d, t in zip(collection.doc_ids, collection.doc_texts, strict=True)]
     started = time.perf_counter()
@@ -48,7 +48,7 @@ def add_collection(services, collection: Collection, *, progress: bool = True) -
     return time.perf_counter() - started
 
 
-def search_served(services, collection: Collection, modes: list[str | None], *, progress: bool = True) -> dict:
+def search_served(services, collection: JudgedCorpus, modes: list[str | None], *, progress: bool = True) -> dict:
     """Each mode's ranked document columns (queries x DEPTH, -1 past the end) and the ranking that made them."""
     column = {doc_id: i for i, doc_id in enumerate(collection.doc_ids)}
     depth = min(DEPTH, len(collection.doc_ids))
@@ -65,7 +65,7 @@ def search_served(services, collection: Collection, modes: list[str | None], *, 
     return found
 
 
-def evaluate_served(settings: Settings, collection: Collection, mode: str, *, correction: str | None = None) -> dict:
+def evaluate_served(settings: Settings, collection: JudgedCorpus, mode: str, *, correction: str | None = None) -> dict:
     """The mode's NDCG@10, Recall@100 and MRR@10 (x100) against dense alone on the same service (`raw_*`), each
     change with a paired-bootstrap 95% interval; `served` is whatever /search does when a request names no mode."""
     if mode not in MODES:
@@ -77,11 +77,11 @@ def evaluate_served(settings: Settings, collection: Collection, mode: str, *, co
         asked = None if mode == "served" else mode
         seconds = add_collection(services, collection)
         found = search_served(services, collection, ["dense", asked] if asked != "dense" else ["dense"])
-        space = services.served.space
-        passages = len(space.index)
-        ingestion = {"seconds": round(seconds, 1), "docs_per_s": round(space.documents / seconds, 1),
-                     "passages_per_s": round(passages / seconds, 1), "index_bytes": space.index.memory_bytes(),
-                     "lexical_bytes": space.lexical.size_bytes()}  # fmt: skip
+        index = services.served.current
+        passages = len(index.dense)
+        ingestion = {"seconds": round(seconds, 1), "docs_per_s": round(index.documents / seconds, 1),
+                     "passages_per_s": round(passages / seconds, 1), "index_bytes": index.dense.memory_bytes(),
+                     "lexical_bytes": index.lexical.size_bytes()}  # fmt: skip
         correction_id = services.correction.id if services.correction else None
     finally:
         services.close()

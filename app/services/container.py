@@ -1,4 +1,4 @@
-"""Wiring: the store, the encoder, the correction, the served space and the services that use them, built once."""
+"""Wiring: the store, the encoder, the correction, the served index and the services that use them, built once."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from app.correction.registry import PublishedFollower, check_compatible, publish
 from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool, engine_for
 from app.index.faiss_index import VectorIndex
-from app.services.collections import Collections
-from app.services.fit_jobs import FitJobs
-from app.services.spaces import open_space
+from app.services.collections.fit_jobs import FitJobs
+from app.services.collections.registry import Collections
+from app.services.collections.wiring import open_collection_services
 from app.store.embedded import EmbeddedRedis
 from app.store.redis_store import RedisStore
 
@@ -55,7 +55,9 @@ class Services:
         published = PublishedFollower(settings.correction, store, self.backbone)
         correction = Correction(artifact) if artifact else None
         # The default collection: its documents live under the backbone's fingerprint, as they always have.
-        default = open_space(settings, engine, store, correction, self.backbone.fingerprint, published, search=search)
+        default = open_collection_services(
+            settings, engine, store, correction, self.backbone.fingerprint, published, search=search
+        )
         self.served, self.embedding = default.served, default.embedding
         self.documents, self.search = default.documents, default.search
         self.engines = EnginePool(settings, engine)
@@ -93,11 +95,11 @@ class Services:
 
     @property
     def correction(self) -> Correction | None:
-        return self.served.space.correction
+        return self.served.current.correction
 
     @property
     def index(self) -> VectorIndex:
-        return self.served.space.index
+        return self.served.current.dense
 
     @property
     def dim(self) -> int:
@@ -116,7 +118,7 @@ class Services:
         return {"store": self.store.ping(), "encoder": self.engine.alive}
 
     def info(self) -> dict:
-        space, backbone, settings = self.served.space, self.backbone, self.settings
+        index, backbone, settings = self.served.current, self.backbone, self.settings
         return {
             "backbone": {
                 "name": backbone.name,
@@ -125,9 +127,9 @@ class Services:
                 "dim": backbone.dim,
                 "max_length": backbone.max_length,
             },
-            "correction": space.correction.artifact.metadata() if space.correction else None,
+            "correction": index.correction.artifact.metadata() if index.correction else None,
             "dim": self.dim,
-            "search_space": space.describe_search(),
+            "search_space": index.describe_search(),
             "backbones_loaded": [f"{b}/{p}" + (f" ({Path(m).name})" if m else "") for b, p, m in self.engines.loaded()],
             "engine": self.engine.stats(),
             "index": self.served.status(),

@@ -11,10 +11,12 @@ import numpy as np
 
 from app.core.errors import InvalidInput, NotFound
 from app.index.fusion import PASSAGE_MARK
-from app.index.live import ServedSpace
+from app.index.live import ServedIndex
 from app.index.passages import PassageSplitter, Spans, spans_json
+from app.services.collection_service import CollectionService
 from app.services.embedding import EmbeddingService
-from app.store.redis_store import DocumentRecord, RedisStore
+from app.store.documents import DocumentRecord
+from app.store.redis_store import RedisStore
 
 MAX_ID_LENGTH = 256
 
@@ -75,39 +77,36 @@ def document_records(
     ]
 
 
-class DocumentService:
+class DocumentService(CollectionService):
     """Writes go to Redis first, in one transaction with their change-log entry, then to the served index."""
 
-    def __init__(self, store: RedisStore, served: ServedSpace, embedding: EmbeddingService, split: PassageSplitter):
-        self.store = store
-        self._served = served
-        self._embedding = embedding
+    def __init__(self, store: RedisStore, served: ServedIndex, embedding: EmbeddingService, split: PassageSplitter):
+        super().__init__(store, served, embedding)
         self.split = split
-        self.space_id = served.space_id
 
     def add(self, docs: Sequence[DocumentInput]) -> list[str]:
         """Split long texts into passages, encode, write to Redis in one transaction, then index; a store failure
         leaves nothing behind."""
         self._embedding.check_texts([d.text for d in docs], "documents")
         records = document_records(self._embedding.encode_raw, docs, self.split)
-        with self._served.writing() as space:
-            change = self.store.put_documents(self.space_id, records)
-            self._served.wrote(space, records, change)
+        with self._served.writing() as index:
+            change = self.store.documents.put(self.collection_key, records)
+            self._served.wrote(index, records, change)
         return [r.id for r in records]
 
     def delete(self, doc_id: str) -> None:
-        with self._served.writing() as space:
-            existed, change = self.store.delete_documents(self.space_id, [doc_id])
-            present = space.remove([doc_id])  # every passage, from both indexes
-            space.local.add(change)
+        with self._served.writing() as index:
+            existed, change = self.store.documents.delete(self.collection_key, [doc_id])
+            present = index.remove([doc_id])  # every passage, from both indexes
+            index.local.add(change)
         if not existed and not present:
             raise NotFound(f"no document with id {doc_id!r}")
 
     def get(self, doc_id: str) -> Document:
-        (record,) = self.store.get_documents(self.space_id, [doc_id])
+        (record,) = self.store.documents.get(self.collection_key, [doc_id])
         if record is None:
             raise NotFound(f"no document with id {doc_id!r}")
         return Document.from_record(record)
 
     def count(self) -> int:
-        return self.store.count_documents(self.space_id)
+        return self.store.documents.count(self.collection_key)

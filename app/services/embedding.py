@@ -14,7 +14,7 @@ from app.core.errors import BadRequest, InvalidInput
 from app.core.names import Method
 from app.correction.pipeline import Correction, l2_normalize, pooling_weights, project
 from app.engine.encoder import BatchingEngine
-from app.index.live import ServedSpace
+from app.index.live import ServedIndex
 
 # A request with more text than this is tokenized (limits, usage) on a worker thread: long texts take
 # milliseconds each to tokenize, which on the event loop would hold up every other request. One thread: many
@@ -37,7 +37,7 @@ def _long(texts: Sequence[str]) -> bool:
 class EmbeddingService:
     """Encodes texts through the shared encoder and corrects them; knows nothing of documents or the index."""
 
-    def __init__(self, settings: Settings, engine: BatchingEngine, served: ServedSpace):
+    def __init__(self, settings: Settings, engine: BatchingEngine, served: ServedIndex):
         self.settings = settings
         self.engine = engine
         self.backbone = engine.backbone
@@ -45,7 +45,7 @@ class EmbeddingService:
 
     @property
     def correction(self) -> Correction | None:
-        return self._served.space.correction
+        return self._served.current.correction
 
     def check_texts(self, texts: Sequence[str], what: str = "texts") -> Sequence[str]:
         """The per-request limits on count and length: a 422 naming the first text over them."""
@@ -77,6 +77,14 @@ class EmbeddingService:
         unique, rows = self._dedupe(texts)
         vectors = await self.engine.encode_async(unique, token_weights)
         return vectors if rows is None else vectors[rows]
+
+    def in_space(self, texts: Sequence[str], correction: Correction | None) -> np.ndarray:
+        """`texts` in `correction`'s space: encoded with its pooling (SIF's weights, if any), then mapped."""
+        return project(self.encode_raw(texts, pooling_weights(correction)), correction)
+
+    async def in_space_async(self, texts: Sequence[str], correction: Correction | None) -> np.ndarray:
+        """in_space() for the event loop: waits on the encoder without holding a thread."""
+        return project(await self.encode_raw_async(texts, pooling_weights(correction)), correction)
 
     def truncated(self, texts: Sequence[str], what: str = "texts", *, truncate: bool = True) -> list[int]:
         """Indices of texts over the backbone's token limit; with `truncate` false, the first is a 422."""

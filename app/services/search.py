@@ -3,22 +3,25 @@ documents come back with their exact cosine and the passage that matched, their 
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, replace
 
 import numpy as np
+from starlette.concurrency import run_in_threadpool
 
 from app.core.config import Settings
 from app.core.errors import InvalidInput
-from app.correction.pipeline import corrected
 from app.index.filters import FilterError
 from app.index.fusion import CANDIDATES, Ranking, best_passages, fuse
-from app.index.live import ServedSpace
+from app.index.live import ServedIndex
 from app.index.passages import stored_spans
-from app.index.space import SearchSpace
+from app.index.search_index import SearchIndex
+from app.services.collection_service import CollectionService
 from app.services.documents import Document
 from app.services.embedding import EmbeddingService
-from app.store.redis_store import DocumentRecord, RedisStore
+from app.store.documents import DocumentRecord
+from app.store.redis_store import RedisStore
 
 RANKING = "ranking"  # where an artifact's `extra.search` keeps the ranking its judgments chose
 
@@ -31,10 +34,10 @@ class SearchHit(Document):
     passage: tuple[int, int] | None = None  # the best passage's character span, for a document of several
 
 
-def ranking_for(settings: Settings, space: SearchSpace, mode: str | None = None) -> Ranking:
+def ranking_for(settings: Settings, index: SearchIndex, mode: str | None = None) -> Ranking:
     """The request's mode, else the settings' (CE_SEARCH_MODE, a collection's), else what the correction's
     judgments chose, else the documented rule."""
-    tuned = space.correction.artifact.extra.get("search", {}).get(RANKING) if space.correction else None
+    tuned = index.correction.artifact.extra.get("search", {}).get(RANKING) if index.correction else None
     ranking = Ranking(**tuned) if tuned else Ranking()
     if settings.search_mode or settings.fusion or settings.lexical_weight is not None:
         ranking = replace(ranking, mode=settings.search_mode or ranking.mode, fusion=settings.fusion or ranking.fusion,
@@ -45,15 +48,12 @@ def ranking_for(settings: Settings, space: SearchSpace, mode: str | None = None)
     return ranking
 
 
-class SearchService:
-    """Top-k documents in one space per query, so its correction, its indexes and its ranking agree."""
+class SearchService(CollectionService):
+    """Top-k documents in one index per query, so its correction, its indexes and its ranking agree."""
 
-    def __init__(self, settings: Settings, store: RedisStore, served: ServedSpace, embedding: EmbeddingService):
+    def __init__(self, settings: Settings, store: RedisStore, served: ServedIndex, embedding: EmbeddingService):
+        super().__init__(store, served, embedding)
         self.settings = settings
-        self.store = store
-        self._served = served
-        self._embedding = embedding
-        self.space_id = served.space_id
 
     def _check(self, query: str, k: int, score_threshold: float | None) -> None:
         if not 1 <= k <= self.settings.max_k:
@@ -64,50 +64,64 @@ class SearchService:
             raise InvalidInput(f"score_threshold is a cosine: within [-1, 1], got {score_threshold}")
         self._embedding.check_texts([query], "q")
 
-    def search(
+    def search(self, query: str, k: int = 10, **options) -> tuple[list[SearchHit], dict]:
+        """Top-k documents (see `ranked`), the query encoded on this thread: for the command line and benchmarks."""
+        self._check(query, k, options.get("score_threshold"))
+        index = self._served.current  # one index for the whole query: its correction and its indexes agree
+        return self.ranked(index, query, self._embedding.in_space([query], index.search_correction), k, **options)
+
+    async def search_async(self, query: str, k: int = 10, **options) -> tuple[list[SearchHit], dict]:
+        """Top-k documents (see `ranked`): the query encoded like /embed's texts, the indexes read off the loop."""
+        self._check(query, k, options.get("score_threshold"))
+        index = self._served.current
+        vector = await self._embedding.in_space_async([query], index.search_correction)
+        return await run_in_threadpool(functools.partial(self.ranked, index, query, vector, k, **options))
+
+    def ranked(
         self,
+        index: SearchIndex,
         query: str,
-        k: int = 10,
+        vector: np.ndarray,
+        k: int,
         *,
         where: dict | None = None,
         score_threshold: float | None = None,
         mode: str | None = None,
     ) -> tuple[list[SearchHit], dict]:
-        """Top-k documents, optionally only those whose metadata matches `where` and whose cosine reaches
-        `score_threshold`; with the description of the space and the ranking that found them."""
-        self._check(query, k, score_threshold)
-        space = self._served.space  # one space for the whole query: its correction and its indexes agree
+        """Top-k documents for the query and its vector in `index`'s search space, optionally only those whose
+        metadata matches `where` and whose cosine reaches `score_threshold`; with the description of the space
+        and the ranking that found them."""
         try:
-            allowed = space.fields.matching(where) if where is not None else None
+            allowed = index.fields.matching(where) if where is not None else None
         except FilterError as exc:
             raise InvalidInput(str(exc)) from None
-        ranking = ranking_for(self.settings, space, mode)
+        ranking = ranking_for(self.settings, index, mode)
         depth = k if ranking.mode == "dense" and score_threshold is None else max(k, CANDIDATES)
-        vector, dense, best, lexical = self.candidates(space, query, ranking.mode, depth, allowed)
+        dense, best, lexical = self.candidates(index, query, vector, ranking.mode, depth, allowed)
         ranked = fuse(dense, lexical, ranking)
-        hits = self._hits(space, vector[0], ranked, dict(dense), best, dict(lexical), k, score_threshold)
-        return hits, {**space.describe_search(), "ranking": ranking.describe()}
+        hits = self._hits(index, vector[0], ranked, dict(dense), best, dict(lexical), k, score_threshold)
+        return hits, {**index.describe_search(), "ranking": ranking.describe()}
 
-    def candidates(self, space: SearchSpace, query: str, mode: str, depth: int, allowed=None):
-        """The query's vector, the dense list (and each document's best passage) and the lexical list that `mode`
-        fuses: what `fit --tune-qrels` fuses every way, so tuning and serving cannot drift apart."""
-        vector = corrected(self._embedding.encode_raw, space.search_correction, [query])
-        dense, best = dense_hits(space, vector, depth, allowed) if mode != "lexical" else ([], {})
+    @staticmethod
+    def candidates(index: SearchIndex, query: str, vector: np.ndarray, mode: str, depth: int, allowed=None):
+        """The dense list (and each document's best passage) and the lexical list that `mode` fuses: what
+        `fit --tune-qrels` fuses every way, so tuning and serving cannot drift apart."""
+        dense, best = dense_hits(index, vector, depth, allowed) if mode != "lexical" else ([], {})
         lexical = []
-        if mode != "dense" and space.lexical is not None:
-            lexical = space.lexical.search(query, depth, allowed=allowed)
-        return vector, dense, best, lexical
+        if mode != "dense" and index.lexical is not None:
+            lexical = index.lexical.search(query, depth, allowed=allowed)
+        return dense, best, lexical
 
-    def _hits(self, space, query, ranked, cosines, best, lexical, k, threshold) -> list[SearchHit]:
+    def _hits(self, index, query, ranked, cosines, best, lexical, k, threshold) -> list[SearchHit]:
         """The first k ranked documents that exist and reach the threshold, read from Redis in runs of k."""
         out: list[SearchHit] = []
         for start in range(0, len(ranked), k):
             run = ranked[start : start + k]
-            records = self.store.get_documents(self.space_id, [doc_id for doc_id, _ in run])
+            records = self.store.documents.get(self.collection_key, [doc_id for doc_id, _ in run])
             for (doc_id, rank_score), record in zip(run, records, strict=True):
                 if record is None:
                     continue
-                cosine, passage = exact_cosine(self._served.keeper, space, record, query, cosines, best)
+                cosine, passage = exact_cosine(self._served.builder, index, record, query, cosines, best)
                 if threshold is not None and cosine < threshold:
                     continue
                 out.append(SearchHit(record.id, record.text, json.loads(record.metadata_json), cosine, rank_score,
@@ -117,27 +131,27 @@ class SearchService:
         return out
 
 
-def dense_hits(space: SearchSpace, vector: np.ndarray, depth: int, allowed) -> tuple[list, dict[str, int]]:
+def dense_hits(index: SearchIndex, vector: np.ndarray, depth: int, allowed) -> tuple[list, dict[str, int]]:
     """The top `depth` documents by their best passage's cosine, and which passage that was; passages are
     searched deeper until `depth` distinct documents are found or the index has no more."""
-    keys = space.keys_of(allowed) if allowed is not None and space.passages else allowed
-    size, want = len(space.index), depth
+    keys = index.keys_of(allowed) if allowed is not None and index.passages else allowed
+    size, want = len(index.dense), depth
     while True:
-        (hits,) = space.index.search(vector, want, allowed=keys)
+        (hits,) = index.dense.search(vector, want, allowed=keys)
         docs, best = best_passages(hits)
         if len(docs) >= depth or len(hits) < want or want >= size:
             return docs[:depth], best
         want = min(want * 4, size)
 
 
-def exact_cosine(keeper, space: SearchSpace, record: DocumentRecord, query: np.ndarray, cosines, best):
+def exact_cosine(builder, index: SearchIndex, record: DocumentRecord, query: np.ndarray, cosines, best):
     """A document's cosine (its best passage's) and that passage's span when it has several: the dense list's
     when it ranked the document, else computed from its stored vectors."""
     spans = stored_spans(record.passages, record.text)
     if record.id in cosines:
         n = best.get(record.id, 0)
         return float(cosines[record.id]), (spans[n] if len(spans) > 1 else None)
-    _, vectors = keeper.passage_vectors([record], space.correction)
+    _, vectors = builder.passage_vectors([record], index.correction)
     scores = vectors @ query
     n = int(np.argmax(scores))
     return float(scores[n]), (spans[n] if len(spans) > 1 else None)

@@ -1,6 +1,8 @@
-"""Redis persistence: artifacts, documents and raw vectors as bytes; an embedded server by default."""
+"""Redis persistence: one connection, a store per concern (documents, artifacts, change log, replicas,
+collections), all bytes; an embedded server by default."""
 
+from app.store.documents import DocumentRecord
 from app.store.embedded import EmbeddedRedis
-from app.store.redis_store import DocumentRecord, RedisStore
+from app.store.redis_store import RedisStore
 
 __all__ = ["DocumentRecord", "EmbeddedRedis", "RedisStore"]

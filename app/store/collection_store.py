@@ -6,15 +6,15 @@ from collections.abc import Callable
 
 import redis
 
-from app.store.redis_store import RedisStore, store_call
+from app.store.calls import store_call
 
 
 class CollectionStore:
     """Moves a collection's settings as bytes; knows nothing of what they mean."""
 
-    def __init__(self, store: RedisStore):
-        self.client = store.client
-        self._key = f"{store.prefix}:collections"
+    def __init__(self, client: redis.Redis, prefix: str):
+        self.client = client
+        self._key = f"{prefix}:collections"
 
     @store_call
     def create(self, name: str, spec: bytes) -> bool:

@@ -76,7 +76,7 @@ def test_a_pinned_file_serves_this_process_and_moves_no_one_else(hashing_setting
     services = [Services.from_settings(hashing_settings.model_copy(update={"correction": str(pinned)}))]
     try:
         assert services[0].correction.id == other.id
-        assert store.current_artifact_id(other.backbone.fingerprint) == current
+        assert store.artifacts.current_id(other.backbone.fingerprint) == current
         services.append(Services.from_settings(hashing_settings))  # a replica following Redis
         assert services[1].correction.id == current
     finally:

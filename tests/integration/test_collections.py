@@ -86,7 +86,7 @@ def test_a_correction_published_to_one_collection_rebuilds_its_index_on_every_re
             )
         replica = second.collections.get("alpha")  # opened by the second process before the publish
         beta = first.collections.get("beta").services.served
-        beta_space, default_space = beta.space, first.served.space
+        beta_space, default_space = beta.current, first.served.current
         artifact = fit_artifact(first.engine.backbone, CORPUS, "whitening", {"alpha": 0.5, "dim": 8}, progress=False)
         assert first.collections.publish("alpha", artifact).result(30) == artifact.id
         alpha = first.collections.get("alpha")
@@ -94,14 +94,14 @@ def test_a_correction_published_to_one_collection_rebuilds_its_index_on_every_re
         hits, space = alpha.services.search.search(text("alpha", 7), k=1)
         assert hits[0].id == "alpha7" and space["correction"] == artifact.id
         deadline = time.monotonic() + 10  # the other process follows the collection's settings in Redis
-        while replica.services.served.space.correction_id != artifact.id and time.monotonic() < deadline:
+        while replica.services.served.current.correction_id != artifact.id and time.monotonic() < deadline:
             time.sleep(0.05)
         assert (
-            replica.services.served.space.correction_id == artifact.id
-            and len(replica.services.served.space.index) == 30
+            replica.services.served.current.correction_id == artifact.id
+            and len(replica.services.served.current.dense) == 30
         )
-        assert beta.space is beta_space and beta.space.correction_id is None  # untouched: same index object
-        assert first.served.space is default_space  # nor is the default collection's
+        assert beta.current is beta_space and beta.current.correction_id is None  # untouched: same index object
+        assert first.served.current is default_space  # nor is the default collection's
     finally:
         second.close()
         first.close()
@@ -116,7 +116,7 @@ def test_a_write_that_lands_after_a_delete_never_reaches_a_collection_made_again
         late.add([DocumentInput(text="a late write", id="late")])
         services.collections.create("cats", correction="none")
         again = services.collections.get("cats").services
-        assert again.documents.count() == 0 and len(again.served.space.index) == 0
+        assert again.documents.count() == 0 and len(again.served.current.dense) == 0
         assert again.search.search("a late write", k=5)[0] == []
     finally:
         services.close()

@@ -29,15 +29,15 @@ def test_a_match_past_the_window_is_found_and_deleting_leaves_no_passage(setting
     try:
         long = FILLER + " The zebra crossing glows at dawn."
         service.documents.add([*corpus(), DocumentInput(text=long, id="long")])
-        space = service.served.space
+        space = service.served.current
         assert space.passages["long"] > 3 and space.documents == len(CORPUS) + 1
         for mode in ("dense", "lexical", "hybrid"):
             hits, found = service.search.search("zebra crossing glows", k=3, mode=mode)
             assert hits[0].id == "long" and found["ranking"]["mode"] == mode
             assert "zebra" in long[slice(*hits[0].passage)]  # the passage that matched, not the opening one
         service.documents.delete("long")
-        space = service.served.space
-        assert not any(key in space.index for key in [f"long\x1f{n}" for n in range(8)] + ["long"])
+        space = service.served.current
+        assert not any(key in space.dense for key in [f"long\x1f{n}" for n in range(8)] + ["long"])
         assert space.lexical.search("zebra", 5) == [] and len(space.lexical) == len(CORPUS)
         assert space.passages == {}
     finally:
@@ -50,7 +50,7 @@ def test_replacing_a_long_document_with_a_short_one_drops_its_extra_passages(set
         service.documents.add([DocumentInput(text=FILLER + " Zebra.", id="x")])
         assert len(service.index) > 3
         service.documents.add([DocumentInput(text="a short text about a heron", id="x")])
-        assert len(service.index) == 1 and service.served.space.passages == {}
+        assert len(service.index) == 1 and service.served.current.passages == {}
         assert service.search.search("zebra", k=1, mode="lexical")[0] == []
         assert service.search.search("heron", k=1, mode="lexical")[0][0].id == "x"
     finally:
@@ -66,11 +66,11 @@ def test_two_servers_on_one_redis_return_the_same_hybrid_results(settings, store
         first.documents.add([DocumentInput(text="the cat reads about herons quietly", id="c5")])  # a replace
         second.documents.delete("c7")
         first.documents.delete("c8")
-        last = store.last_change_id(first.served.space_id)
-        wait_until(lambda: first.served.space.applied == last == second.served.space.applied)
+        last = store.changes.last_id(first.served.collection_key)
+        wait_until(lambda: first.served.current.applied == last == second.served.current.applied)
         # BM25 counts a replaced or deleted version until its segment is merged, which tantivy does when it will:
         # once writes pause, each replica rebuilds its lexical index from Redis and the statistics agree.
-        wait_until(lambda: first.served.space.lexical.dead == 0 == second.served.space.lexical.dead)
+        wait_until(lambda: first.served.current.lexical.dead == 0 == second.served.current.lexical.dead)
         for q in ("heron", "the cat runs at night", "a dog sings with joy", "nothing in particular"):
             a, b = (s.search.search(q, k=10, mode="hybrid")[0] for s in (first, second))
             assert [(h.id, h.passage, h.score, h.rank_score, h.lexical_score) for h in a] == [
@@ -94,7 +94,7 @@ def test_a_restart_opens_the_lexical_index_from_the_snapshot_and_replays_the_res
     again = Services.from_settings(settings)
     try:
         assert again.served.opened["from"] == "snapshot"
-        space = again.served.space
+        space = again.served.current
         assert len(space.lexical) == space.documents == 50 and "late" in space.passages
         assert again.search.search("heron", k=1, mode="lexical")[0][0].id == "late"
         assert "c1" not in {h.id for h in again.search.search("the cat", k=50, mode="lexical")[0]}
@@ -122,7 +122,7 @@ def test_a_collection_fit_reads_one_vector_per_document_however_many_passages(se
     service = Services.from_settings(settings)
     try:
         service.documents.add([*corpus()[:5], DocumentInput(text=FILLER, id="long")])
-        docs, raw = stored_documents(service.store, service.served.space_id, service.backbone.dim)
+        docs, raw = stored_documents(service.store, service.served.collection_key, service.backbone.dim)
         assert len(docs) == len(raw) == 6
         first = {d.id: row for d, row in zip(docs, raw, strict=True)}["long"]
         start, end = service.documents.split(FILLER)[0]  # its first passage, not the whole text

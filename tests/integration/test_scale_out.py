@@ -40,9 +40,9 @@ def test_index_on_ray_writes_the_api_ids_once(env, store, tmp_path):
         r = run_cli("index", "--corpus", str(docs), "--engine", "ray", "--workers", "2", env=env)
         assert r.returncode == 0, r.stderr[-3000:]
     assert "the store holds 61" in r.stdout
-    space = build_backbone(Settings(backbone="hashing")).fingerprint
-    assert store.count_documents(space) == 61
-    given, hashed = store.get_documents(space, ["given", document_id(CORPUS[5])])
+    key = build_backbone(Settings(backbone="hashing")).fingerprint
+    assert store.documents.count(key) == 61
+    given, hashed = store.documents.get(key, ["given", document_id(CORPUS[5])])
     assert json.loads(given.metadata_json) == {"k": 1} and hashed.text == CORPUS[5]
 
 
@@ -108,7 +108,7 @@ def test_a_paused_replica_behind_a_trimmed_log_serves_exactly_the_stored_documen
         first = [{"id": f"d{i}", "text": texts[f"d{i}"]} for i in range(5)]
         assert httpx.post(f"{a}/documents", json={"documents": first}).status_code == 201
         _wait_until(lambda: httpx.get(f"{b}/info").json()["index"]["size"] == 5)
-        space = build_backbone(Settings(backbone="hashing")).fingerprint
+        key = build_backbone(Settings(backbone="hashing")).fingerprint
         b_proc.send_signal(signal.SIGSTOP)
         try:
             for doc_id in ("d0", "d1"):
@@ -117,11 +117,11 @@ def test_a_paused_replica_behind_a_trimmed_log_serves_exactly_the_stored_documen
             later = [{"id": f"d{i}", "text": texts[f"d{i}"]} for i in (2, 5, 6, 7, 8)]
             assert httpx.post(f"{a}/documents", json={"documents": later}).status_code == 201
             time.sleep(1.5)  # B's reported position expires (CE_REPLICA_TIMEOUT); until then no trim passes it
-            assert len(store.live_positions(space)) == 1  # A's alone
+            assert len(store.replicas.live(key)) == 1  # A's alone
             last_doc = {"documents": [{"id": "d9", "text": texts["d9"]}]}
             assert httpx.post(f"{a}/documents", json=last_doc).status_code == 201
-            last = store.last_change_id(space)
-            _wait_until(lambda: store.changes_trimmed_through(space) == last, timeout=15)  # A snapshotted, trimmed
+            last = store.changes.last_id(key)
+            _wait_until(lambda: store.changes.trimmed_through(key) == last, timeout=15)  # A snapshotted, trimmed
         finally:
             b_proc.send_signal(signal.SIGCONT)
         stored = {doc_id for doc_id in texts if doc_id not in ("d0", "d1")}

@@ -208,11 +208,11 @@ def test_a_corrupt_or_foreign_artifact_is_refused_and_the_last_good_one_keeps_se
         assert service.correction.id == good.id
         blob = bytearray(fitted(backbone, 0.2, 6).to_bytes())
         blob[len(blob) // 2] ^= 0xFF  # one flipped byte: the checksum no longer matches
-        store.put_artifact(backbone.fingerprint, "whitening-corrupt", bytes(blob), make_current=True)
+        store.artifacts.put(backbone.fingerprint, "whitening-corrupt", bytes(blob), make_current=True)
         foreign = fit_artifact(HashingBackbone(dim=64, pooling="cls"), CORPUS, "center", {}, progress=False)
         time.sleep(0.3)  # a few follow rounds
         assert service.correction.id == good.id and len(service.index) == 10
-        store.put_artifact(backbone.fingerprint, foreign.id, foreign.to_bytes(), make_current=True)
+        store.artifacts.put(backbone.fingerprint, foreign.id, foreign.to_bytes(), make_current=True)
         time.sleep(0.3)
         assert service.correction.id == good.id and service.search.search("the cat", k=3)[1]["correction"] == good.id
     finally:
@@ -249,8 +249,8 @@ def test_writers_snapshotting_at_once_each_use_their_own_temporary_file(settings
             w.join()
         assert errors == []
         assert not list(snapshots.path.parent.glob("*.tmp"))
-        loaded = snapshots.load(services.correction, services.served.keeper)
-        assert len(loaded.index) == 20 and len(loaded.lexical) == 20
+        loaded = snapshots.load(services.correction, services.served.builder)
+        assert len(loaded.dense) == 20 and len(loaded.lexical) == 20
         loaded.close()
     finally:
         services.close()

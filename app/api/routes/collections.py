@@ -8,8 +8,8 @@ from fastapi import APIRouter
 from app.api.collection_schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
 from app.api.deps import CollectionName, ServicesDep
 from app.core.errors import Conflict
-from app.services.collection_spec import DEFAULT, SEARCH_SETTINGS
-from app.services.collections import OPEN_WAIT
+from app.services.collections.registry import OPEN_WAIT
+from app.services.collections.spec import DEFAULT, SEARCH_SETTINGS
 
 router = APIRouter()
 

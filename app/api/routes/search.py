@@ -23,8 +23,8 @@ FILTER_SCHEMA = next(
 )
 
 
-def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
-    hits, found = service.search(body.q, body.k, where=body.filter, score_threshold=body.score_threshold,
+async def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
+    hits, found = await service.search_async(body.q, body.k, where=body.filter, score_threshold=body.score_threshold,
                                  mode=body.mode)  # fmt: skip
     return SearchResponse(
         query=body.q,
@@ -49,7 +49,7 @@ def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
 
 
 @router.get("/search", response_model=SearchResponse)
-def search(
+async def search(
     service: SearchDep,
     q: Annotated[
         str,
@@ -84,13 +84,13 @@ def search(
         )  # fmt: skip
     except (json.JSONDecodeError, ValidationError) as exc:
         raise InvalidInput(f"invalid search parameters: {_first_error(exc)}") from None
-    return _search(service, body)
+    return await _search(service, body)
 
 
 @router.post("/search", response_model=SearchResponse)
-def search_post(body: SearchRequest, service: SearchDep) -> SearchResponse:
+async def search_post(body: SearchRequest, service: SearchDep) -> SearchResponse:
     """The same search with the query in a JSON body (long queries, filters without URL encoding)."""
-    return _search(service, body)
+    return await _search(service, body)
 
 
 def _first_error(exc: Exception) -> str:

@@ -60,7 +60,7 @@ class CollectionSpec:
         return self.backbone, self.pooling, self.model_path
 
     @property
-    def space_id(self) -> str:
+    def collection_key(self) -> str:
         return f"collection:{self.name}:{self.uid}"
 
     def to_bytes(self) -> bytes:

@@ -1,5 +1,4 @@
-"""A search space: a correction, the indexes of the documents in it (FAISS over passages, BM25 over whole texts),
-built from the store and kept current by its log."""
+"""How a collection's search index is built from the store and kept current by the change log."""
 
 from __future__ import annotations
 
@@ -9,97 +8,41 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from app.correction.pipeline import Correction, Encode, corrected
+from app.correction.pipeline import Correction, pooling_weights, project
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
 from app.index.fusion import passage_key
 from app.index.lexical import Analyzer, LexicalIndex
 from app.index.passages import stored_spans
-from app.store.redis_store import Change, DocumentRecord, RedisStore, change_key
+from app.index.search_index import SearchIndex
+from app.store.change_log import Change, change_key
+from app.store.documents import DocumentRecord
+from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
+# texts, token weights -> raw float32 vectors: how documents are encoded again for a correction that pools its own way
+Encode = Callable[[Sequence[str], np.ndarray], np.ndarray]
 REPLAY_BATCH = 1000
 POOL_BATCH = 256  # texts per call when documents are encoded again for a correction that pools its own way
 
 
 class ChangeLogGap(Exception):
-    """The change log was trimmed past what a space has applied: replaying it would silently skip writes."""
+    """The change log was trimmed past what a index has applied: replaying it would silently skip writes."""
 
 
-@dataclass(eq=False)  # compared by identity: "is this still the space the snapshot holds"
-class SearchSpace:
-    """A correction, the index of documents corrected by it, their metadata filters, and how current they are."""
-
-    correction: Correction | None
-    index: VectorIndex  # one vector per passage: a document's key is its id, its passage n > 0 `passage_key(id, n)`
-    fields: FieldIndex
-    applied: str = "0-0"  # the newest change-log entry reflected here
-    local: set[str] = field(default_factory=set)  # entries this process applied as it wrote them
-    lexical: LexicalIndex | None = None  # BM25 over whole texts; None in a writer, which searches nothing
-    passages: dict[str, int] = field(default_factory=dict)  # documents of more than one passage: how many
-
-    @property
-    def documents(self) -> int:
-        return len(self.index) - sum(n - 1 for n in self.passages.values())
-
-    def keys_of(self, doc_ids) -> list[str]:
-        """Every passage key of these documents (what the FAISS index holds for them)."""
-        return [passage_key(d, n) for d in doc_ids for n in range(self.passages.get(d, 1))]
-
-    @property
-    def correction_id(self) -> str | None:
-        return self.correction.id if self.correction else None
-
-    @property
-    def search_correction(self) -> Correction | None:
-        """The map documents and queries are searched in: the correction's own for search, when it has one."""
-        return self.correction.search if self.correction else None
-
-    def describe_search(self) -> dict:
-        """Which space search runs in, for /info, /search and the page."""
-        if self.correction is None:
-            return {"shared_with_similarity": True, "method": "none", "params": {}, "correction": None,
-                    "dim": self.index.dim}  # fmt: skip
-        return self.correction.describe_search()
-
-    def remove(self, doc_ids: list[str], *, commit: bool = True) -> int:
-        """Take documents (all their passages) out of both indexes and the filters; returns how many were here."""
-        present = sum(d in self.index for d in doc_ids)
-        self.index.remove(self.keys_of(doc_ids))
-        for doc_id in doc_ids:
-            self.fields.remove(doc_id)
-            self.passages.pop(doc_id, None)
-        if self.lexical is not None:
-            self.lexical.remove(doc_ids, present=present)
-            if commit:
-                self.lexical.commit()
-        return present
-
-    def commit(self) -> None:
-        """Make staged lexical writes searchable."""
-        if self.lexical is not None:
-            self.lexical.commit()
-
-    def close(self) -> None:
-        """Let go of what lives outside memory (the lexical index's working folder)."""
-        if self.lexical is not None:
-            self.lexical.close()
-
-
-class SpaceKeeper:
+class IndexBuilder:
     """Builds the search spaces of one backbone's documents from the store and catches them up with its log."""
 
     def __init__(
         self,
         store: RedisStore,
-        space_id: str,
+        collection_key: str,
         raw_dim: int,
         *,
         factory: str = "auto",
@@ -110,11 +53,11 @@ class SpaceKeeper:
     ):
         self.store = store
         self.encode = encode  # for a correction that pools its own way (SIF): documents are encoded again
-        self.space_id = space_id
+        self.collection_key = collection_key
         self.raw_dim = raw_dim
         self.factory = factory
         self.recall = recall
-        self.analyzer = analyzer  # None: no lexical index (a writer's space)
+        self.analyzer = analyzer  # None: no lexical index (a writer's index)
         self.work_dir = Path(work_dir) if work_dir else Path(tempfile.gettempdir()) / "ce-lexical"
 
     def new_lexical(self) -> LexicalIndex | None:
@@ -151,23 +94,27 @@ class SpaceKeeper:
     ) -> tuple[list[str], np.ndarray]:
         """Index keys and vectors, in `correction`'s search space, of every passage of `docs`."""
         keys, texts, raw = self.passages(docs)
-        mapped = correction.search if correction else None
-        return keys, corrected(self._encode_in_batches, mapped, texts, raw)
+        return keys, self._mapped(correction.search if correction else None, texts, raw)
 
     def vectors(self, docs: list[DocumentRecord], correction: Correction | None, *, search: bool = True) -> np.ndarray:
         """Documents (their first passage) in `correction`'s search space (or its similarity space): their stored
         raw vectors mapped, or their texts pooled its way (SIF)."""
         first = [stored_spans(d.passages, d.text)[0] for d in docs]
         mapped = (correction.search if search else correction) if correction else None
-        return corrected(self._encode_in_batches, mapped, [d.text[s:e] for d, (s, e) in zip(docs, first, strict=True)],
-                         self.first_vectors(docs))  # fmt: skip
+        texts = [d.text[s:e] for d, (s, e) in zip(docs, first, strict=True)]
+        return self._mapped(mapped, texts, self.first_vectors(docs))
 
     def first_vectors(self, docs: list[DocumentRecord]) -> np.ndarray:
         """Each document's first passage's raw vector: one row per document."""
         rows = [np.frombuffer(d.vector, dtype=np.float32, count=self.raw_dim) for d in docs]
         return np.vstack(rows) if rows else np.empty((0, self.raw_dim), dtype=np.float32)
 
-    def _encode_in_batches(self, texts: list[str], weights: np.ndarray | None) -> np.ndarray:
+    def _mapped(self, correction: Correction | None, texts: list[str], raw: np.ndarray) -> np.ndarray:
+        """Raw vectors in `correction`'s space; a correction that pools its own way (SIF) encodes the texts again."""
+        weights = pooling_weights(correction)
+        return project(raw if weights is None else self._encode_in_batches(texts, weights), correction)
+
+    def _encode_in_batches(self, texts: list[str], weights: np.ndarray) -> np.ndarray:
         if self.encode is None:
             raise RuntimeError("this correction pools with token weights, and no encoder was given")
         raw = [self.encode(texts[i : i + POOL_BATCH], weights) for i in range(0, len(texts), POOL_BATCH)]
@@ -175,17 +122,17 @@ class SpaceKeeper:
 
     # --- building and following ----------------------------------------------------------------------------
 
-    def build(self, correction: Correction | None, *, progress: bool = False) -> SearchSpace:
+    def build(self, correction: Correction | None, *, progress: bool = False) -> SearchIndex:
         """Every stored document's passages, corrected, in a new index, its text in a new lexical index; then the
         changes made meanwhile."""
         started = time.monotonic()
-        applied = self.store.last_change_id(self.space_id)
+        applied = self.store.changes.last_id(self.collection_key)
         keys, chunks, fields, passages, seen = [], [], FieldIndex(), {}, set()
         lexical = self.new_lexical()
-        total = self.store.count_documents(self.space_id)
+        total = self.store.documents.count(self.collection_key)
         try:
             with tqdm(total=total, desc="index: reading store", unit="doc", disable=not progress, leave=False) as bar:
-                for batch in self.store.iter_documents(self.space_id):
+                for batch in self.store.documents.scan(self.collection_key):
                     batch = [d for d in batch if d.id not in seen]  # SSCAN may return an id twice while Redis rehashes
                     seen.update(d.id for d in batch)
                     batch_keys, vectors = self.passage_vectors(batch, correction)
@@ -203,45 +150,45 @@ class SpaceKeeper:
             dim = correction.search.dim if correction else self.raw_dim
             vectors = np.concatenate(chunks) if chunks else np.empty((0, dim), dtype=np.float32)
             correction_id = correction.id if correction else None
-            index = VectorIndex.build(dim, keys, vectors, factory=self.factory, correction_id=correction_id,
+            dense = VectorIndex.build(dim, keys, vectors, factory=self.factory, correction_id=correction_id,
                                       recall=self.recall)  # fmt: skip
-            space = SearchSpace(correction, index, fields, applied, lexical=lexical, passages=passages)
-            self.catch_up(space)
+            index = SearchIndex(correction, dense, fields, applied, lexical=lexical, passages=passages)
+            self.catch_up(index)
         except BaseException:
             if lexical is not None:
                 lexical.close()
             raise
         log.info(
             "index built in %.1f s: %d documents (%d passages), %s, dim %d, params %s, correction %s",
-            time.monotonic() - started, space.documents, len(index), index.factory, dim, index.params,
-            space.correction_id,
+            time.monotonic() - started, index.documents, len(dense), dense.factory, dim, dense.params,
+            index.correction_id,
         )  # fmt: skip
-        return space
+        return index
 
-    def empty(self, correction: Correction | None) -> SearchSpace:
+    def empty(self, correction: Correction | None) -> SearchIndex:
         dim = correction.search.dim if correction else self.raw_dim
-        index = VectorIndex(dim, self.factory, correction_id=correction.id if correction else None)
-        return SearchSpace(correction, index, FieldIndex(), lexical=self.new_lexical())
+        dense = VectorIndex(dim, self.factory, correction_id=correction.id if correction else None)
+        return SearchIndex(correction, dense, FieldIndex(), lexical=self.new_lexical())
 
-    def apply(self, space: SearchSpace, records: list[DocumentRecord], *, commit: bool = True) -> None:
-        """Put stored documents into a space (both indexes and the filters); passages a new version no longer has
+    def apply(self, index: SearchIndex, records: list[DocumentRecord], *, commit: bool = True) -> None:
+        """Put stored documents into an index (both indexes and the filters); passages a new version no longer has
         leave the index."""
         if not records:
             return
-        keys, vectors = self.passage_vectors(records, space.correction)
-        replaced = sum(r.id in space.index for r in records)
-        old = set(space.keys_of([r.id for r in records]))
-        space.index.upsert(keys, vectors)
-        space.index.remove(sorted(old - set(keys)))
+        keys, vectors = self.passage_vectors(records, index.correction)
+        replaced = sum(r.id in index.dense for r in records)
+        old = set(index.keys_of([r.id for r in records]))
+        index.dense.upsert(keys, vectors)
+        index.dense.remove(sorted(old - set(keys)))
         for r in records:
-            space.fields.upsert(r.id, json.loads(r.metadata_json))
-            space.passages.pop(r.id, None)
+            index.fields.upsert(r.id, json.loads(r.metadata_json))
+            index.passages.pop(r.id, None)
             if r.passages:
-                space.passages[r.id] = len(stored_spans(r.passages, r.text))
-        if space.lexical is not None:
-            space.lexical.upsert([r.id for r in records], [r.text for r in records], replaced=replaced)
+                index.passages[r.id] = len(stored_spans(r.passages, r.text))
+        if index.lexical is not None:
+            index.lexical.upsert([r.id for r in records], [r.text for r in records], replaced=replaced)
             if commit:
-                space.lexical.commit()
+                index.lexical.commit()
 
     def changes(self, after: str, until: str | None = None) -> Iterator[Change]:
         """Change-log entries newer than `after` (up to `until`), oldest first, read in batches.
@@ -249,7 +196,7 @@ class SpaceKeeper:
         Raises ChangeLogGap when entries past `after` were trimmed: what reads them must rebuild from the store.
         """
         while True:
-            changes, trimmed = self.store.changes_after(self.space_id, after, REPLAY_BATCH)
+            changes, trimmed = self.store.changes.after(self.collection_key, after, REPLAY_BATCH)
             if change_key(trimmed) > change_key(after):
                 raise ChangeLogGap(f"the change log was trimmed through {trimmed}; this index had applied {after}")
             if until is not None:
@@ -262,22 +209,22 @@ class SpaceKeeper:
 
     def stored(self, change: Change) -> list[DocumentRecord | None]:
         """The stored state of a change's documents (None where gone): replays apply it, so they are safe."""
-        return [None] * len(change.doc_ids) if change.op == "delete" else self.store.get_documents(
-            self.space_id, change.doc_ids)  # fmt: skip
+        return [None] * len(change.doc_ids) if change.op == "delete" else self.store.documents.get(
+            self.collection_key, change.doc_ids)  # fmt: skip
 
-    def catch_up(self, space: SearchSpace) -> int:
-        """Apply the change-log entries newer than `space.applied` (raises ChangeLogGap, see `changes`)."""
+    def catch_up(self, index: SearchIndex) -> int:
+        """Apply the change-log entries newer than `index.applied` (raises ChangeLogGap, see `changes`)."""
         applied = 0
         try:
-            for change in self.changes(space.applied):
-                if change.id in space.local:
-                    space.local.discard(change.id)
+            for change in self.changes(index.applied):
+                if change.id in index.local:
+                    index.local.discard(change.id)
                 else:
                     records = self.stored(change)
-                    self.apply(space, [r for r in records if r is not None], commit=False)
-                    space.remove([d for d, r in zip(change.doc_ids, records, strict=True) if r is None], commit=False)
-                space.applied = change.id
+                    self.apply(index, [r for r in records if r is not None], commit=False)
+                    index.remove([d for d, r in zip(change.doc_ids, records, strict=True) if r is None], commit=False)
+                index.applied = change.id
                 applied += 1
             return applied
         finally:
-            space.commit()
+            index.commit()

@@ -1,12 +1,21 @@
-"""Retrieval metrics on collections small enough to score by hand, and the BEIR-layout reader."""
+"""Retrieval metrics on collections small enough to score by hand, cross-checked against trec_eval (through
+pytrec_eval) on a larger graded run, and the BEIR-layout reader."""
 
 import json
 import math
 
 import numpy as np
 import pytest
+import pytrec_eval
 
-from app.offline.retrieval import Collection, Judgments, cached_encoding, exact_top, paired_interval, read_collection
+from app.offline.retrieval import (
+    JudgedCorpus,
+    Judgments,
+    cached_encoding,
+    exact_top,
+    paired_interval,
+    read_judged_corpus,
+)
 
 
 def write_collection(folder, docs, queries, qrels):
@@ -19,9 +28,36 @@ def write_collection(folder, docs, queries, qrels):
     return folder
 
 
+def test_metrics_agree_with_trec_eval_on_a_graded_run():
+    # 40 queries over 150 documents, 1-6 judgments each graded 1-3 (a few on documents the corpus lacks), and
+    # rankings 100 deep in which some relevant documents come late or never.
+    rng = np.random.default_rng(7)
+    doc_ids = [f"d{i}" for i in range(150)]
+    qrels = {}
+    for q in range(40):
+        judged = rng.choice(150, int(rng.integers(1, 7)), replace=False)
+        qrels[f"q{q}"] = {doc_ids[j]: int(rng.integers(1, 4)) for j in judged}
+        if q % 7 == 0:
+            qrels[f"q{q}"]["not-in-corpus"] = 2
+    query_ids = list(qrels)
+    top = np.array([rng.permutation(150)[:100] for _ in query_ids])
+    corpus = JudgedCorpus(doc_ids, [""] * 150, query_ids, [""] * 40, qrels)
+    ours = Judgments.of(corpus).per_query(top)
+
+    def trec(measures, depth):
+        run = {q: {doc_ids[d]: float(depth - r) for r, d in enumerate(row[:depth])} for q, row in zip(query_ids, top)}
+        return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+
+    full, first10 = trec({"ndcg_cut.10", "recall.100"}, 100), trec({"recip_rank"}, 10)
+    assert ours["ndcg_at_10"] == pytest.approx([full[q]["ndcg_cut_10"] for q in query_ids], abs=1e-9)
+    assert ours["recall_at_100"] == pytest.approx([full[q]["recall_100"] for q in query_ids], abs=1e-9)
+    assert ours["mrr_at_10"] == pytest.approx([first10[q]["recip_rank"] for q in query_ids], abs=1e-9)
+    assert 0 < ours["ndcg_at_10"].mean() < 1 and 0 < ours["recall_at_100"].mean() < 1  # neither trivial
+
+
 def test_metrics_match_a_hand_computation():
     # d0..d3 in the corpus; q1 judges d1 (2), d3 (1); q2 judges d0 (1) and a document the corpus lacks (1).
-    collection = Collection(["d0", "d1", "d2", "d3"], ["", "", "", ""], ["q1", "q2"], ["", ""],
+    collection = JudgedCorpus(["d0", "d1", "d2", "d3"], ["", "", "", ""], ["q1", "q2"], ["", ""],
                             {"q1": {"d1": 2, "d3": 1}, "q2": {"d0": 1, "gone": 1}})  # fmt: skip
     judgments = Judgments.of(collection)
     got = judgments.per_query(np.array([[2, 1, 3], [1, 2, -1]]))  # -1: nothing ranked there
@@ -46,12 +82,12 @@ def test_the_reader_keeps_judged_queries_and_string_ids(tmp_path):
         queries=[{"_id": "1", "text": "lift"}, {"_id": "9", "text": "unjudged"}, {"_id": "3", "text": "only zero"}],
         qrels=[("1", "1", 2), ("1", "2", 1), ("3", "2", 0)],
     )
-    c = read_collection(folder)
+    c = read_judged_corpus(folder)
     assert c.doc_ids == ["1", "2"] and c.doc_texts == ["Wings lift at speed", "heat"]
     assert c.query_ids == ["1"] and c.qrels == {"1": {"1": 2, "2": 1}}  # query "1" and document "1" differ
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\t1\n")
     with pytest.raises(ValueError, match="test.tsv:2"):
-        read_collection(folder)
+        read_judged_corpus(folder)
 
 
 def test_exact_top_orders_by_cosine_and_metrics_come_per_query(tmp_path):
@@ -62,7 +98,7 @@ def test_exact_top_orders_by_cosine_and_metrics_come_per_query(tmp_path):
     folder = write_collection(tmp_path / "c", [{"_id": i, "text": i} for i in "abc"],
                               [{"_id": "q1", "text": "x"}, {"_id": "q2", "text": "y"}],
                               [("q1", "b", 1), ("q2", "c", 1)])  # fmt: skip
-    metrics = Judgments.of(read_collection(folder)).per_query(top)
+    metrics = Judgments.of(read_judged_corpus(folder)).per_query(top)
     np.testing.assert_allclose(metrics["mrr_at_10"], [1.0, 0.5])
     np.testing.assert_allclose(metrics["ndcg_at_10"], [1.0, 1 / math.log2(3)])
 

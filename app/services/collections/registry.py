@@ -1,7 +1,7 @@
 """Collections: named corpora in one process, each with its own backbone, correction and index.
 
 The default collection is what the unprefixed routes have always served; a named one keeps its documents
-under its own space in Redis, and shares an encoder with every collection on the same backbone.
+under its own index in Redis, and shares an encoder with every collection on the same backbone.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from app.correction.registry import check_compatible, publish
 from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool
 from app.index.snapshot import SnapshotFile
-from app.services.collection_checks import checked_encoder, completed, correction_for, search_settings
-from app.services.collection_opening import Opening, Openings
-from app.services.collection_spec import (
+from app.services.collections.checks import checked_encoder, completed, correction_for, search_settings
+from app.services.collections.opening import Opening, Openings
+from app.services.collections.spec import (
     DEFAULT,
     FAILED,
     LOADING,
@@ -35,8 +35,7 @@ from app.services.collection_spec import (
     CollectionSpec,
     set_correction,
 )
-from app.services.spaces import SpaceServices, open_space
-from app.store.collection_store import CollectionStore
+from app.services.collections.wiring import CollectionServices, open_collection_services
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
@@ -45,11 +44,11 @@ OPEN_WAIT = 1.0  # seconds a request waits for a collection to open before a 503
 
 @dataclass(eq=False)
 class Collection:
-    """An open collection: its settings, its encoder and the services on its space."""
+    """An open collection: its settings, its encoder and the services on its index."""
 
     spec: CollectionSpec
     engine: BatchingEngine
-    services: SpaceServices
+    services: CollectionServices
     in_use: int = 0  # requests using it now: its backbone is not unloaded under them
     _count: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -58,7 +57,7 @@ class Collection:
         return self.spec.backbone_key
 
     @contextmanager
-    def using(self) -> Iterator[SpaceServices]:
+    def using(self) -> Iterator[CollectionServices]:
         """Its services, held for the length of a request."""
         with self._count:
             self.in_use += 1
@@ -69,14 +68,14 @@ class Collection:
                 self.in_use -= 1
 
     def describe(self) -> dict:
-        space = self.services.served.space
+        index = self.services.served.current
         return {
             **asdict(self.spec),
-            "correction": space.correction_id,  # what serves now (a published one may not be in `spec` yet)
+            "correction": index.correction_id,  # what serves now (a published one may not be in `spec` yet)
             "fingerprint": self.engine.backbone.fingerprint,
-            "dim": space.correction.dim if space.correction else self.engine.backbone.dim,
+            "dim": index.correction.dim if index.correction else self.engine.backbone.dim,
             "documents": self.services.documents.count(),
-            "search_space": space.describe_search(),
+            "search_space": index.describe_search(),
             "index": self.services.served.status(),
             "open": True,
         }
@@ -90,14 +89,14 @@ class Collections:
     """
 
     def __init__(
-        self, settings: Settings, store: RedisStore, engines: EnginePool, default: SpaceServices, *, search=True
+        self, settings: Settings, store: RedisStore, engines: EnginePool, default: CollectionServices, *, search=True
     ):
         self.settings = settings
         self.search = search  # False in a writer (`index`, the CLI): collections open without an index
         self.store = store
-        self.specs = CollectionStore(store)
+        self.specs = store.collections
         self.engines = engines
-        correction = default.served.space.correction
+        correction = default.served.current.correction
         spec = CollectionSpec(DEFAULT, settings.backbone, settings.pooling, correction.id if correction else None,
                               settings.index_factory)  # fmt: skip
         self.default = Collection(spec, default.embedding.engine, default)
@@ -172,8 +171,8 @@ class Collections:
         artifact = correction_for(self.store, engine, spec.correction, self.settings.models_dir)
         settings = self.settings.model_copy(update={"index_factory": spec.index_factory, **spec.search})
         follower = CollectionFollower(self.specs, name, self.store, engine.backbone)
-        services = open_space(settings, engine, self.store, Correction(artifact) if artifact else None,
-                              spec.space_id, follower, search=self.search)  # fmt: skip
+        services = open_collection_services(settings, engine, self.store, Correction(artifact) if artifact else None,
+                              spec.collection_key, follower, search=self.search)  # fmt: skip
         collection = Collection(spec, engine, services)
         with self._lock:
             held = self.specs.get(name)
@@ -245,7 +244,7 @@ class Collections:
 
     def _described(self, spec: CollectionSpec) -> dict:
         opening = self.openings.current(spec.name)
-        return {**asdict(spec), "open": False, "documents": self.store.count_documents(spec.space_id),
+        return {**asdict(spec), "open": False, "documents": self.store.documents.count(spec.collection_key),
                 "opening": opening.progress() if opening is not None else None}  # fmt: skip
 
     def delete(self, name: str) -> None:
@@ -259,25 +258,25 @@ class Collections:
         if data is None:
             raise NotFound(f"no collection named {name!r}")
         spec = CollectionSpec.from_bytes(data)
-        space_id = spec.space_id
+        collection_key = spec.collection_key
         if collection is not None:
             collection.services.close()
-        self.store.drop_space(space_id)
+        self.store.drop_collection(collection_key)
         self._drop_own_corrections(spec)
-        SnapshotFile(self.store, space_id, self.settings.data_dir / "index").delete()
+        SnapshotFile(self.store, collection_key, self.settings.data_dir / "index").delete()
         log.info("collection %s deleted", name)
 
     def _drop_own_corrections(self, spec: CollectionSpec) -> None:
         """Corrections fitted on the collection's documents go with it, unless another collection serves one."""
         kept = {CollectionSpec.from_bytes(d).correction for d in self.specs.all().values()}
-        for artifact_id in self.store.artifact_versions(spec.fingerprint):
-            data = self.store.get_artifact(spec.fingerprint, artifact_id)
+        for artifact_id in self.store.artifacts.versions(spec.fingerprint):
+            data = self.store.artifacts.get(spec.fingerprint, artifact_id)
             try:
                 source = CorrectionArtifact.from_bytes(data or b"").corpus.source
             except ArtifactFormatError:
                 continue
-            if source == spec.space_id and artifact_id not in kept:
-                self.store.delete_artifact(spec.fingerprint, artifact_id)
+            if source == spec.collection_key and artifact_id not in kept:
+                self.store.artifacts.delete(spec.fingerprint, artifact_id)
 
     def close(self) -> None:
         with self._lock:

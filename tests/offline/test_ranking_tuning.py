@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from app.offline.ranking_tuning import choose_ranking
-from app.offline.retrieval import Collection
+from app.offline.retrieval import JudgedCorpus
 
 
 def judged(n_queries: int, lexical_good: bool, dense_good: bool = False):
     """Queries q{i} each with one relevant document r{i} among 50; a good list ranks it first, a bad one 30th."""
     docs = [f"r{i}" for i in range(n_queries)] + [f"x{i}" for i in range(50 - n_queries)]
-    collection = Collection(docs, docs, [f"q{i}" for i in range(n_queries)], ["q"] * n_queries,
+    collection = JudgedCorpus(docs, docs, [f"q{i}" for i in range(n_queries)], ["q"] * n_queries,
                             {f"q{i}": {f"r{i}": 1} for i in range(n_queries)})  # fmt: skip
     lists = []
     for i in range(n_queries):

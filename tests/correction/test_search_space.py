@@ -9,7 +9,7 @@ from app.correction import Correction, CovarianceStats
 from app.correction.methods import Spectrum
 from app.correction.search_space import CONE_COSINE, SEARCH_W, default_search, raw_space
 from app.correction.selection import score_candidates
-from app.offline.retrieval import Collection, Judgments, exact_top
+from app.offline.retrieval import JudgedCorpus, Judgments, exact_top
 from app.offline.search_tuning import (
     RECALL_TOLERANCE,
     JudgedSet,
@@ -81,7 +81,7 @@ def test_search_candidates_are_the_family_auto_searches_scored_on_judgments():
     offset = np.full(6, 3.0)
     docs = rng.standard_normal((40, 6)) + offset
     queries = docs[:10] + 0.3 * rng.standard_normal((10, 6))  # query i is about document i
-    collection = Collection([f"d{i}" for i in range(40)], [""] * 40, [f"q{i}" for i in range(10)], [""] * 10,
+    collection = JudgedCorpus([f"d{i}" for i in range(40)], [""] * 40, [f"q{i}" for i in range(10)], [""] * 10,
                             {f"q{i}": {f"d{i}": 1} for i in range(10)})  # fmt: skip
     judged = JudgedSet("toy", collection, docs, queries, Judgments.of(collection))
     spectrum = Spectrum.of(CovarianceStats(6).update(docs))

@@ -14,7 +14,7 @@ from app.correction.artifact import CorrectionArtifact
 from app.correction.registry import load_version, resolve_correction
 from app.engine.encoder import BatchingEngine
 from app.index.faiss_index import VectorIndex
-from app.services.collection_spec import NAME, READY, SEARCH_SETTINGS, CollectionSpec
+from app.services.collections.spec import NAME, READY, SEARCH_SETTINGS, CollectionSpec
 from app.store.redis_store import RedisStore
 
 

@@ -1,0 +1,72 @@
+"""A collection's search index: its correction, the FAISS index over passages, BM25 over whole texts and the
+metadata filters, with how far along the change log they are."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.correction.pipeline import Correction
+from app.index.faiss_index import VectorIndex
+from app.index.filters import FieldIndex
+from app.index.fusion import passage_key
+from app.index.lexical import LexicalIndex
+
+
+@dataclass(eq=False)  # compared by identity: "is this still the index the snapshot holds"
+class SearchIndex:
+    """A correction, the index of documents corrected by it, their metadata filters, and how current they are."""
+
+    correction: Correction | None
+    dense: VectorIndex  # one vector per passage: a document's key is its id, its passage n > 0 `passage_key(id, n)`
+    fields: FieldIndex
+    applied: str = "0-0"  # the newest change-log entry reflected here
+    local: set[str] = field(default_factory=set)  # entries this process applied as it wrote them
+    lexical: LexicalIndex | None = None  # BM25 over whole texts; None in a writer, which searches nothing
+    passages: dict[str, int] = field(default_factory=dict)  # documents of more than one passage: how many
+
+    @property
+    def documents(self) -> int:
+        return len(self.dense) - sum(n - 1 for n in self.passages.values())
+
+    def keys_of(self, doc_ids) -> list[str]:
+        """Every passage key of these documents (what the FAISS index holds for them)."""
+        return [passage_key(d, n) for d in doc_ids for n in range(self.passages.get(d, 1))]
+
+    @property
+    def correction_id(self) -> str | None:
+        return self.correction.id if self.correction else None
+
+    @property
+    def search_correction(self) -> Correction | None:
+        """The map documents and queries are searched in: the correction's own for search, when it has one."""
+        return self.correction.search if self.correction else None
+
+    def describe_search(self) -> dict:
+        """Which space search runs in, for /info, /search and the page."""
+        if self.correction is None:
+            return {"shared_with_similarity": True, "method": "none", "params": {}, "correction": None,
+                    "dim": self.dense.dim}  # fmt: skip
+        return self.correction.describe_search()
+
+    def remove(self, doc_ids: list[str], *, commit: bool = True) -> int:
+        """Take documents (all their passages) out of both indexes and the filters; returns how many were here."""
+        present = sum(d in self.dense for d in doc_ids)
+        self.dense.remove(self.keys_of(doc_ids))
+        for doc_id in doc_ids:
+            self.fields.remove(doc_id)
+            self.passages.pop(doc_id, None)
+        if self.lexical is not None:
+            self.lexical.remove(doc_ids, present=present)
+            if commit:
+                self.lexical.commit()
+        return present
+
+    def commit(self) -> None:
+        """Make staged lexical writes searchable."""
+        if self.lexical is not None:
+            self.lexical.commit()
+
+    def close(self) -> None:
+        """Let go of what lives outside memory (the lexical index's working folder)."""
+        if self.lexical is not None:
+            self.lexical.close()

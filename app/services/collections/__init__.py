@@ -1,0 +1,2 @@
+"""Named collections: their settings in Redis, opening one off the request path, the registry of open ones,
+the services wired on each, and the fits started over HTTP."""

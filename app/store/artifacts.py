@@ -1,0 +1,48 @@
+"""Correction artifacts in Redis: versioned blobs per backbone fingerprint, and which one is current."""
+
+from __future__ import annotations
+
+import time
+
+from app.store.calls import KeyedStore, store_call
+
+
+class ArtifactStore(KeyedStore):
+    """Moves artifact bytes; the `current` pointer moves in the same transaction as a new version."""
+
+    def _key(self, fingerprint: str, suffix: str) -> str:
+        return f"{self.prefix}:artifact:{fingerprint}:{suffix}"
+
+    @store_call
+    def put(self, fingerprint: str, artifact_id: str, data: bytes, *, make_current: bool) -> None:
+        """Write the blob and its version entry, then (same transaction) move the `current` pointer."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.set(self._key(fingerprint, f"v:{artifact_id}"), data)
+        pipe.zadd(self._key(fingerprint, "versions"), {artifact_id: time.time()})
+        if make_current:
+            pipe.set(self._key(fingerprint, "current"), artifact_id)
+        pipe.execute()
+
+    @store_call
+    def get(self, fingerprint: str, artifact_id: str) -> bytes | None:
+        return self.client.get(self._key(fingerprint, f"v:{artifact_id}"))
+
+    @store_call
+    def current_id(self, fingerprint: str) -> str | None:
+        value = self.client.get(self._key(fingerprint, "current"))
+        return value.decode() if value is not None else None
+
+    @store_call
+    def versions(self, fingerprint: str) -> list[str]:
+        """Artifact ids for this backbone, oldest first."""
+        return [v.decode() for v in self.client.zrange(self._key(fingerprint, "versions"), 0, -1)]
+
+    @store_call
+    def delete(self, fingerprint: str, artifact_id: str) -> bool:
+        """Drop a version (never the one `current` names); False if it is current or unknown."""
+        if self.current_id(fingerprint) == artifact_id:
+            return False
+        pipe = self.client.pipeline(transaction=True)
+        pipe.delete(self._key(fingerprint, f"v:{artifact_id}"))
+        pipe.zrem(self._key(fingerprint, "versions"), artifact_id)
+        return bool(pipe.execute()[0])

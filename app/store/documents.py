@@ -1,0 +1,103 @@
+"""Documents in Redis: text, metadata and raw vectors per collection, each write logged with it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import redis
+
+from app.store.calls import KeyedStore, store_call
+from app.store.change_log import ChangeLog
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """A document as stored: text, metadata as JSON text, the backbone's raw vector bytes (one vector per passage,
+    end to end) and its passages' character spans as JSON ("" for one passage: the whole text)."""
+
+    id: str
+    text: str
+    metadata_json: str
+    vector: bytes
+    passages: str = ""
+
+
+class DocumentStore(KeyedStore):
+    """A hash per document and a set of ids per collection; writes and their change-log entry in one transaction."""
+
+    def __init__(self, client: redis.Redis, prefix: str, changes: ChangeLog):
+        super().__init__(client, prefix)
+        self._changes = changes
+
+    def _doc_key(self, collection_key: str, doc_id: str) -> str:
+        return f"{self.prefix}:doc:{collection_key}:{doc_id}"
+
+    def _ids_key(self, collection_key: str) -> str:
+        return f"{self.prefix}:docs:{collection_key}"
+
+    @store_call
+    def put(self, collection_key: str, docs: Sequence[DocumentRecord]) -> str:
+        """Write all documents and their change-log entry in one MULTI/EXEC; returns the entry's id."""
+        pipe = self.client.pipeline(transaction=True)
+        for doc in docs:
+            key = self._doc_key(collection_key, doc.id)
+            pipe.delete(key)
+            fields = {"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector}
+            pipe.hset(key, mapping={**fields, "passages": doc.passages} if doc.passages else fields)
+            pipe.sadd(self._ids_key(collection_key), doc.id)
+        self._changes.append(pipe, collection_key, "upsert", [d.id for d in docs])
+        return pipe.execute()[-1].decode()
+
+    @store_call
+    def delete(self, collection_key: str, doc_ids: Sequence[str]) -> tuple[int, str]:
+        """Remove documents and log it, in one transaction; returns how many existed and the entry's id."""
+        pipe = self.client.pipeline(transaction=True)
+        for doc_id in doc_ids:
+            pipe.delete(self._doc_key(collection_key, doc_id))
+            pipe.srem(self._ids_key(collection_key), doc_id)
+        self._changes.append(pipe, collection_key, "delete", doc_ids)
+        results = pipe.execute()
+        return sum(int(r) for r in results[:-1:2]), results[-1].decode()
+
+    @store_call
+    def get(self, collection_key: str, doc_ids: Sequence[str]) -> list[DocumentRecord | None]:
+        """Documents in the order asked for; None where an id is unknown."""
+        pipe = self.client.pipeline(transaction=False)
+        for doc_id in doc_ids:
+            pipe.hmget(self._doc_key(collection_key, doc_id), "text", "metadata", "vector", "passages")
+        out: list[DocumentRecord | None] = []
+        for doc_id, (text, meta, vec, spans) in zip(doc_ids, pipe.execute(), strict=True):
+            if text is None:
+                out.append(None)
+                continue
+            out.append(DocumentRecord(doc_id, text.decode(), meta.decode(), vec, spans.decode() if spans else ""))
+        return out
+
+    @store_call
+    def count(self, collection_key: str) -> int:
+        return int(self.client.scard(self._ids_key(collection_key)))
+
+    def scan(self, collection_key: str, batch: int = 1000) -> Iterator[list[DocumentRecord]]:
+        """Every stored document, in batches (SSCAN, so a large corpus never sits in one reply)."""
+        cursor = 0
+        while True:
+            cursor, ids = self._scan_ids(collection_key, cursor, batch)
+            if ids:
+                docs = self.get(collection_key, [i.decode() for i in ids])
+                yield [d for d in docs if d is not None]
+            if cursor == 0:
+                return
+
+    @store_call
+    def _scan_ids(self, collection_key: str, cursor: int, batch: int) -> tuple[int, list[bytes]]:
+        return self.client.sscan(self._ids_key(collection_key), cursor, count=batch)
+
+    @store_call
+    def drop(self, collection_key: str, batch: int = 500) -> int:
+        """Delete every document of a collection, a batch of ids at a time; returns how many there were."""
+        dropped = 0
+        while ids := self.client.spop(self._ids_key(collection_key), batch):
+            self.client.delete(*(self._doc_key(collection_key, doc_id.decode()) for doc_id in ids))
+            dropped += len(ids)
+        return dropped
