@@ -31,8 +31,8 @@ async def get_services(request: Request) -> Services:
 
 async def get_collection_services(request: Request) -> Services | CollectionServices:
     """The default collection's services, or under /collections/{name}/ the collection `hold_collection` holds."""
-    space = getattr(request.state, "collection_services", None)
-    return space if space is not None else await get_services(request)
+    services = getattr(request.state, "collection_services", None)
+    return services if services is not None else await get_services(request)
 
 
 # The pattern is published, not checked here: a name that cannot exist is a 404 like one that does not.
@@ -47,8 +47,8 @@ async def hold_collection(request: Request, name: CollectionName) -> AsyncIterat
     """The routes served again under /collections/{name}/ run on that collection (404 if unknown), held for the
     request so that its backbone is not unloaded meanwhile."""
     collection = await open_collection(await get_services(request), name)
-    with collection.using() as space:
-        request.state.collection_services = space
+    with collection.using() as services:
+        request.state.collection_services = services
         yield
 
 

@@ -86,6 +86,6 @@ def _index_on_ray(docs, address: str | None, workers: int) -> None:
     except ValueError as exc:
         raise fail(str(exc), EXIT_BAD_INPUT) from None
     store = RedisStore.from_url(settings.redis_url, prefix=settings.key_prefix)
-    space = offline_backbone(settings).fingerprint
-    typer.echo(f"indexed {written} documents on Ray; the store holds {store.documents.count(space)}")
+    key = offline_backbone(settings).fingerprint  # the default collection's key
+    typer.echo(f"indexed {written} documents on Ray; the store holds {store.documents.count(key)}")
     store.close()

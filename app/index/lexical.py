@@ -61,7 +61,7 @@ def _schema() -> tantivy.Schema:
 
 
 class LexicalIndex:
-    """BM25 over one space's documents, keyed by document id; writes are staged, then made visible by `commit`."""
+    """BM25 over one collection's documents, keyed by document id; writes are staged, then made visible by `commit`."""
 
     def __init__(self, folder: Path, analyzer: Analyzer):
         self.folder = Path(folder)

@@ -22,7 +22,7 @@ from app.store.redis_store import RedisStore
 def stored_documents(
     store: RedisStore, collection_key: str, dim: int, limit: int | None = None
 ) -> tuple[list[DocumentRecord], np.ndarray]:
-    """A space's stored documents and raw vectors, in one order (the first `limit` Redis hands out, if given)."""
+    """A collection's stored documents and raw vectors, in one order (the first `limit` Redis hands out, if given)."""
     builder = IndexBuilder(store, collection_key, dim)
     docs: list[DocumentRecord] = []
     chunks = []
@@ -36,7 +36,7 @@ def stored_documents(
 
 
 def stored_corpus(store: RedisStore, collection_key: str, dim: int) -> tuple[list[str], np.ndarray]:
-    """A space's stored texts and raw vectors, in one order."""
+    """A collection's stored texts and raw vectors, in one order."""
     docs, vectors = stored_documents(store, collection_key, dim)
     return [d.text for d in docs], vectors
 

@@ -45,7 +45,8 @@ def test_metrics_agree_with_trec_eval_on_a_graded_run():
     ours = Judgments.of(corpus).per_query(top)
 
     def trec(measures, depth):
-        run = {q: {doc_ids[d]: float(depth - r) for r, d in enumerate(row[:depth])} for q, row in zip(query_ids, top)}
+        rows = zip(query_ids, top, strict=True)
+        run = {q: {doc_ids[d]: float(depth - r) for r, d in enumerate(row[:depth])} for q, row in rows}
         return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
 
     full, first10 = trec({"ndcg_cut.10", "recall.100"}, 100), trec({"recip_rank"}, 10)

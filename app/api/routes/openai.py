@@ -40,8 +40,8 @@ async def _embedding_for(services: Services, model: str) -> AsyncIterator[Embedd
         collection = await open_collection(services, model)
     except NotFound:
         raise NotFound(f"model {model!r} is not served; GET /v1/models lists what is") from None
-    with collection.using() as space:
-        yield space.embedding
+    with collection.using() as services:
+        yield services.embedding
 
 
 @router.post("/embeddings", response_model=EmbeddingsResponse)

@@ -1,7 +1,7 @@
 """Collections: named corpora in one process, each with its own backbone, correction and index.
 
 The default collection is what the unprefixed routes have always served; a named one keeps its documents
-under its own index in Redis, and shares an encoder with every collection on the same backbone.
+under its own collection key in Redis, and shares an encoder with every collection on the same backbone.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ class CollectionSpec:
 
     @property
     def search(self) -> dict:
-        """The search settings it was created with, as Settings names them (what its space is opened with); the
+        """The search settings it was created with, as Settings names them (what its index is opened with); the
         service's own hold for those it leaves unset."""
         return {k: getattr(self, k) for k in SEARCH_SETTINGS if getattr(self, k) is not None}
 

@@ -1,4 +1,4 @@
-"""One collection's served space and the services on it, wired the same way for the default and named ones."""
+"""One collection's served index and the services on it, wired the same way for the default and named ones."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from app.store.redis_store import RedisStore
 
 @dataclass
 class CollectionServices:
-    """A served space (a server's LiveIndex, or a writer's WriterIndex) and the three services that use it."""
+    """A served index (a server's LiveIndex, or a writer's WriterIndex) and the three services that use it."""
 
     served: ServedIndex
     embedding: EmbeddingService
@@ -40,7 +40,7 @@ def open_collection_services(
     *,
     search: bool = True,
 ) -> CollectionServices:
-    """Open the space's index (snapshot or store) and build its services; a writer only needs no index."""
+    """Open the collection's index (snapshot or store) and build its services; a writer only needs no index."""
     analyzer = Analyzer(settings.lexical_language, settings.lexical_stopwords) if search else None
     work_dir = settings.data_dir / "lexical"
     remove_abandoned(work_dir)
