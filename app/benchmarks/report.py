@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from app.benchmarks.geometry import geometry_rows
 from app.core.names import Method
 from app.correction import Correction, CorrectionArtifact
 from app.correction.isotropy import principal_variances, random_pair_cosines
@@ -36,6 +37,7 @@ class PoolingResult:
     dims: dict[str, int]
     fit_seconds: dict[str, float]
     auto: CorrectionArtifact
+    geometry: dict[str, dict] = field(default_factory=dict)  # space -> alignment, uniformity on the test pairs
 
 
 def evaluate_methods(fit, test: TuningPairs, pooling: str) -> PoolingResult:
@@ -143,6 +145,10 @@ def write_markdown(path: Path, results: list[PoolingResult], *, backbone: str, s
             f"- {r.pooling}: `{r.auto.method}` {r.auto.params}, tuning score {sel.get('score')} "
             f"(raw {sel.get('raw_score')}, gain lower bound {sel.get('gain_lower_bound')})"
         )
+    lines += ["", f"Alignment (pairs with gold >= 4) and uniformity (every test sentence) on `{sources['test']}`: "
+              "Wang & Isola's two losses, lower is better for both.", "",
+              "| pooling | space | alignment | uniformity |", "|---|---|---|---|"]  # fmt: skip
+    lines += [row for r in results for row in geometry_rows(r.pooling, r.geometry)]
     for r in results:
         lines += ["", f"## {r.pooling}: isotropy of the fitting corpus, raw vs `auto`", ""]
         lines += ["| figure | raw | corrected |", "|---|---|---|", *_isotropy_rows(r), ""]

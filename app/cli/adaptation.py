@@ -1,4 +1,5 @@
-"""`adapt`: contrastive training of the backbone on a corpus (SimCSE, ConSERT), written only if it helps."""
+"""`adapt`: training the backbone on a corpus (SimCSE, ConSERT, the embedding regularizer), written only if it
+helps."""
 
 from __future__ import annotations
 
@@ -16,8 +17,14 @@ def adapt_backbone(
     corpus: CorpusOpt,
     out: Annotated[Path, typer.Option(help="Folder for the adapted model: serve it with CE_MODEL_PATH.")],
     method: Annotated[
-        Literal["simcse", "consert"], typer.Option(help="simcse: dropout views; consert: augmented.")
+        Literal["simcse", "consert", "none"],
+        typer.Option(help="simcse: dropout views; consert: augmented; none: the regularizer alone."),
     ] = "simcse",
+    regularize: Annotated[
+        Literal["none", "embedding"],
+        typer.Option(help="embedding: add Gao et al.'s penalty on the mean cosine between word-embedding rows."),
+    ] = "none",
+    reg_weight: Annotated[float, typer.Option(min=0, help="The regularizer's weight in the loss.")] = 1.0,
     pooling: PoolingOpt = None,
     epochs: Annotated[int, typer.Option(min=1, help="Passes over the corpus.")] = 1,
     batch_size: Annotated[int, typer.Option(min=2, help="Sentences per step (each one's negatives).")] = 64,
@@ -60,12 +67,14 @@ def adapt_backbone(
     from app.backbones.tokens import local_model
     from app.offline.adapt import AdaptConfig, TuningScorer, adapt, held_out_pairs
     from app.offline.datasets import read_corpus, read_pairs
+    from app.offline.regularization import embedding_cosine
 
     settings = settings_for(pooling)
     views = tuple(a.strip() for a in (augment or "").split(",") if a.strip())
     config = AdaptConfig(method, settings.pooling, epochs, batch_size, lr, max_length=max_length, seconds=seconds,
-                         eval_steps=eval_steps, augment=views, head=head)  # fmt: skip
-    config.views  # noqa: B018 - an unknown augmentation stops here, before any training
+                         eval_steps=eval_steps, augment=views, head=head, regularize=regularize,
+                         reg_weight=reg_weight)  # fmt: skip
+    config.views  # noqa: B018 - an unknown augmentation, or nothing to train, stops here, before any training
     path, _ = local_model(settings)
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModel.from_pretrained(path, local_files_only=True)
@@ -76,7 +85,10 @@ def adapt_backbone(
                err=True)  # fmt: skip
     score = TuningScorer(model, tokenizer, pairs, config.pooling, select)
     result = adapt(model, tokenizer, sentences, score, config)
+    cosine = {"start": round(result.penalties[0], 6) if result.penalties else None,
+              "kept": round(embedding_cosine(model).item(), 6)}  # fmt: skip
     summary = {"method": method, "views": list(config.views), "head": head, "pooling": config.pooling,
+               "regularize": regularize, "reg_weight": reg_weight, "embedding_cosine": cosine,
                "steps": result.steps, "seconds": result.seconds, "tuned_on": "+".join(Path(f).name for f in files),
                "tuning_pairs": sum(map(len, pairs)), "tuning_pairs_dropped": dropped,
                "start_score": round(result.start_score, 2), "best_score": round(result.best_score, 2),

@@ -27,6 +27,7 @@ from app.cli.options import (
     settings_for,
     with_options,
 )
+from app.correction.isotropy import POSITIVE_GOLD, alignment_uniformity
 
 
 @guarded
@@ -104,8 +105,13 @@ def evaluate(
     address: AddressOpt = None,
     workers: WorkersOpt = 2,
     as_json: JsonOpt = False,
+    positive_gold: Annotated[
+        float,
+        typer.Option(help="Pairs whose gold score is at least this are the paraphrases alignment is measured on."),
+    ] = POSITIVE_GOLD,
 ) -> None:
-    """Spearman x100 of cosine vs gold scores, raw and corrected (`--engine ray` fits on Ray)."""
+    """Spearman x100 of cosine vs gold scores, raw and corrected, with the space's alignment and uniformity
+    (`--engine ray` fits on Ray)."""
     from app.correction import Correction
     from app.offline.datasets import read_corpus, read_pairs
     from app.offline.evaluation import spearman_x100
@@ -127,9 +133,16 @@ def evaluate(
         artifact = fit_here_or_on_ray(settings, backbone, corpus, method, params, source, tuning, engine, address,
                                       workers)  # fmt: skip
     corrected = corrected_vectors(backbone, Correction(artifact), texts, vectors, desc="eval pairs")
+    raw_geometry = alignment_uniformity(vectors[:n], vectors[n:], data.scores, gold=positive_gold)
+    geometry = alignment_uniformity(corrected[:n], corrected[n:], data.scores, gold=positive_gold)
     result = {
         "raw_spearman": round(spearman_x100(vectors[:n], vectors[n:], data.scores), 2),
         "corrected_spearman": round(spearman_x100(corrected[:n], corrected[n:], data.scores), 2),
+        "raw_alignment": raw_geometry["alignment"],
+        "raw_uniformity": raw_geometry["uniformity"],
+        "alignment": geometry["alignment"],
+        "uniformity": geometry["uniformity"],
+        "positive_pairs": geometry["positive_pairs"],
         "n_pairs": n,
         "pooling": backbone.pooling,
         "method": artifact.method,
@@ -144,7 +157,9 @@ def evaluate(
     else:
         typer.echo(
             f"{backbone.name} {backbone.pooling} on {pairs.name} ({n} pairs): raw {result['raw_spearman']:.2f}, "
-            f"{artifact.method} {artifact.params} (dim {artifact.out_dim}) {result['corrected_spearman']:.2f}"
+            f"{artifact.method} {artifact.params} (dim {artifact.out_dim}) {result['corrected_spearman']:.2f}; "
+            f"alignment {result['raw_alignment']:.3f} -> {result['alignment']:.3f}, uniformity "
+            f"{result['raw_uniformity']:.3f} -> {result['uniformity']:.3f} (lower is better)"
         )
 
 

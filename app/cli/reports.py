@@ -47,8 +47,10 @@ def report(
     test_pairs: TestPairsOpt = STS_TEST,
     tune_pairs: TuneOpt = None,
 ) -> None:
-    """Write a Markdown summary (methods x poolings on STS-B test, isotropy) and plots to OUT."""
+    """Write a Markdown summary (methods x poolings on STS-B test, alignment and uniformity, isotropy) and plots
+    to OUT."""
     from app.backbones.huggingface import HuggingFaceBackbone
+    from app.benchmarks.geometry import geometry_points, plot_geometry
     from app.benchmarks.pictures import GOLD_NAMES, gold_buckets, plot_spaces
     from app.benchmarks.report import evaluate_methods, plot_cosines, plot_spectrum, write_markdown
     from app.correction import Correction
@@ -72,16 +74,21 @@ def report(
         result = evaluate_methods(fit, test_vectors, name)
         results.append(result)
         correction, title = Correction(result.auto), f"{backbone.name}, {name} pooling"
+        adapted_vectors = None
+        if adapted is not None:
+            model = HuggingFaceBackbone(adapted, pooling=name, max_length=settings.max_length)
+            adapted_vectors = encode_pairs(model, test, name=f"{test_pairs.name} (adapted)")
+        result.geometry = geometry_points(test_vectors, correction, adapted_vectors)
         plots[name] = {
+            "geometry": plot_geometry(out / f"geometry-{name}.png", result.geometry, title),
             "spectrum": plot_spectrum(out / f"spectrum-{name}.png", vectors, correction, title),
             "cosines": plot_cosines(out / f"cosines-{name}.png", vectors, test_vectors, correction, title),
         }
         n = min(PICTURE_PAIRS, len(test))  # the first test pairs: both sentences of each, coloured by its gold
-        texts = test.left[:n] + test.right[:n]
         raw = np.vstack([test_vectors.left[:n], test_vectors.right[:n]])
         spaces = {"raw": raw, f"corrected ({correction.artifact.method})": correction.apply(raw)}
-        if adapted is not None:
-            spaces["adapted"] = HuggingFaceBackbone(adapted, pooling=name, max_length=settings.max_length).encode(texts)
+        if adapted_vectors is not None:
+            spaces["adapted"] = np.vstack([adapted_vectors.left[:n], adapted_vectors.right[:n]])
         plots[name]["spaces"] = plot_spaces(out / f"spaces-{name}.png", spaces, gold_buckets(test.scores[:n]),
                                             GOLD_NAMES, title, ordered=True)  # fmt: skip
         typer.echo(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.scores.items()), err=True)

@@ -1,12 +1,16 @@
-"""How isotropic a cloud of sentence vectors is: the figures the literature uses, in pure numpy."""
+"""How isotropic a cloud of sentence vectors is, and how close it keeps paraphrases: the figures the literature
+uses, in pure numpy."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from app.correction.pipeline import l2_normalize
+from app.correction.pipeline import Correction, l2_normalize
 
 RANDOM_PAIRS = 10_000
+UNIFORMITY_PAIRS = 200_000  # uniformity over every pair of a cloud this small, else over this many random pairs
+UNIFORMITY_T = 2.0  # Wang & Isola's t
+POSITIVE_GOLD = 4.0  # labelled pairs at or above this gold score (STS-B's 0-5 scale) are paraphrases
 
 
 def isoscore_from_variances(variances: np.ndarray) -> float:
@@ -83,3 +87,63 @@ def isotropy_report(x: np.ndarray) -> dict:
         "dim": int(unit.shape[1]),
         "n": int(unit.shape[0]),
     }
+
+
+def alignment(left: np.ndarray, right: np.ndarray) -> float:
+    """Wang & Isola's alignment (alpha 2): mean squared distance between the unit vectors of positive pairs;
+    0 when every paraphrase lands on its partner, lower is better."""
+    a, b = l2_normalize(np.asarray(left, dtype=np.float64)), l2_normalize(np.asarray(right, dtype=np.float64))
+    return float(np.mean(np.sum((a - b) ** 2, axis=1))) if len(a) else float("nan")
+
+
+def uniformity(x: np.ndarray, *, t: float = UNIFORMITY_T, max_pairs: int = UNIFORMITY_PAIRS, seed: int = 0) -> float:
+    """Wang & Isola's uniformity: log of the mean of exp(-t x squared distance) over pairs of unit vectors, every
+    distinct pair of a small cloud, else `max_pairs` random ones; lower is more uniform (-4 at best for t = 2 in
+    many dims, 0 for a single point)."""
+    unit = l2_normalize(np.asarray(x, dtype=np.float64))
+    n = len(unit)
+    if n < 2:
+        return float("nan")
+    if n * (n - 1) // 2 <= max_pairs:
+        i, j = np.triu_indices(n, k=1)
+        cosines = np.sum(unit[i] * unit[j], axis=1)
+    else:
+        cosines = random_pair_cosines(unit, pairs=max_pairs, seed=seed)
+    squared = np.clip(2.0 - 2.0 * cosines, 0.0, None)  # |a - b|^2 of unit vectors
+    peak = float((-t * squared).max())
+    return float(peak + np.log(np.mean(np.exp(-t * squared - peak))))
+
+
+def positives(scores: np.ndarray, gold: float = POSITIVE_GOLD) -> np.ndarray:
+    """Which labelled pairs count as paraphrases for `alignment`: gold score at or above `gold`."""
+    return np.asarray(scores, dtype=np.float64) >= gold
+
+
+def alignment_uniformity(
+    left: np.ndarray, right: np.ndarray, scores: np.ndarray, *, gold: float = POSITIVE_GOLD
+) -> dict:
+    """Alignment on the positive pairs and uniformity over every sentence of the pairs, rounded for reports."""
+    keep = positives(scores, gold)
+    return {"alignment": round(alignment(left[keep], right[keep]), 4),
+            "uniformity": round(uniformity(np.unique(np.concatenate([left, right]), axis=0)), 4),  # each sentence once
+            "positive_pairs": int(keep.sum())}  # fmt: skip
+
+
+def space_geometry(correction: Correction, sample: np.ndarray, pairs=None, *, gold: float = POSITIVE_GOLD) -> dict:
+    """Uniformity of the fitting corpus's `sample` and alignment of the positive labelled `pairs` (left, right,
+    gold; none: no alignment), raw and corrected: what /info shows of the served correction. A correction that
+    pools its own way (SIF) would need the pairs encoded again, so its corrected alignment is left to `eval`."""
+    record: dict = {"gold_threshold": gold, "positive_pairs": 0, "uniformity_sentences": int(len(sample))}
+    left = right = None
+    if pairs is not None:
+        keep = positives(pairs[2], gold)
+        left, right = pairs[0][keep], pairs[1][keep]
+        record["positive_pairs"] = int(keep.sum())
+    for name, mapped in (("raw", None), ("corrected", correction)):
+        space = sample if mapped is None else mapped.apply(sample)
+        aligned = None
+        if left is not None and len(left) and (mapped is None or mapped.token_weights is None):
+            aligned = alignment(left, right) if mapped is None else alignment(mapped.apply(left), mapped.apply(right))
+        record[name] = {"alignment": None if aligned is None else round(aligned, 4),
+                        "uniformity": round(uniformity(space), 4)}  # fmt: skip
+    return record

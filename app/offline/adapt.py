@@ -1,4 +1,5 @@
-"""Unsupervised contrastive adaptation of the backbone to a corpus (SimCSE, ConSERT), kept only if it helps.
+"""Unsupervised adaptation of the backbone to a corpus (SimCSE, ConSERT, and/or the embedding regularizer of
+Gao et al.), kept only if it helps.
 
 Two views of each sentence are encoded with the served pooling; the other sentences of the batch are the
 negatives (InfoNCE at temperature 0.05). SimCSE's views differ by dropout alone; ConSERT's by the chosen
@@ -26,9 +27,10 @@ from app.correction.selection import TuningPairs, select_for
 from app.correction.stats import CovarianceStats
 from app.offline.datasets import DataFileError, Pairs
 from app.offline.evaluation import spearman_x100
+from app.offline.regularization import embedding_cosine, regularization
 
 AUGMENTS = ("dropout", "shuffle", "token-cutoff", "feature-cutoff")
-DEFAULT_AUGMENTS = {"simcse": ("dropout",), "consert": ("shuffle", "feature-cutoff")}  # ConSERT's best pair
+DEFAULT_AUGMENTS = {"simcse": ("dropout",), "consert": ("shuffle", "feature-cutoff"), "none": ()}  # ConSERT's best pair
 TOKEN_CUTOFF, FEATURE_CUTOFF = 0.15, 0.2  # share of tokens / of embedding features zeroed (ConSERT's rates)
 
 
@@ -46,10 +48,14 @@ class AdaptConfig:
     augment: tuple[str, ...] = ()  # default: the method's own (DEFAULT_AUGMENTS)
     head: str = "none"  # "mlp": SimCSE's dense + tanh over the pooling while training, dropped afterwards
     seed: int = 0
+    regularize: str = "none"  # "embedding": Gao et al.'s penalty on the embedding rows' mean cosine, added
+    reg_weight: float = 1.0
 
     @property
     def views(self) -> tuple[str, ...]:
         chosen = self.augment or DEFAULT_AUGMENTS[self.method]
+        if self.method == "none" and self.regularize == "none":
+            raise ValueError("nothing to train: --method none needs --regularize embedding")
         unknown = sorted(set(chosen) - set(AUGMENTS))
         if unknown:
             raise ValueError(f"unknown augmentation {', '.join(unknown)}; choose from {', '.join(AUGMENTS)}")
@@ -67,6 +73,7 @@ class AdaptResult:
     steps: int
     seconds: float
     losses: list[float] = field(repr=False, default_factory=list)
+    penalties: list[float] = field(repr=False, default_factory=list)  # the embedding rows' mean cosine, per step
     scores: list[tuple[int, float]] = field(default_factory=list)
 
     @property
@@ -164,10 +171,25 @@ class TuningScorer:
         return raw if self.select == "raw" else chosen.score
 
 
+def step_loss(model, head, tokenizer, batch: Sequence[str], config: AdaptConfig) -> torch.Tensor:
+    """InfoNCE between two views of the batch (none with method "none"), plus the regularizer's penalty."""
+    loss = torch.zeros(())
+    if config.method != "none":
+        views = config.views
+        model.train() if "dropout" in views else model.eval()
+        ids, mask, types = _batch(tokenizer, batch, config.max_length)
+        left = head(_hidden(model, ids, mask, types, config.pooling, views, training=True))
+        right = head(_hidden(model, ids, mask, types, config.pooling, views, training=True))
+        sims = torch.nn.functional.cosine_similarity(left.unsqueeze(1), right.unsqueeze(0), dim=-1)
+        loss = torch.nn.functional.cross_entropy(sims / config.temperature, torch.arange(len(ids)))
+    penalty = regularization(model, config.regularize, config.reg_weight)
+    return loss if penalty is None else loss + penalty
+
+
 def adapt(model, tokenizer, sentences: Sequence[str], score: Callable[[], float], config: AdaptConfig,
           *, progress: bool = True) -> AdaptResult:  # fmt: skip
     """Train `model` in place on `sentences`; `score()` rates the current weights on the tuning pairs."""
-    views = config.views
+    config.views  # noqa: B018 - an unknown augmentation, or nothing to train, stops here
     torch.manual_seed(config.seed)
     order = random.Random(config.seed)
     texts = list(dict.fromkeys(s for s in sentences if s.strip()))
@@ -197,12 +219,8 @@ def adapt(model, tokenizer, sentences: Sequence[str], score: Callable[[], float]
             for start in range(0, per_epoch * config.batch_size, config.batch_size):
                 if config.seconds is not None and time.monotonic() - started > config.seconds:
                     break
-                model.train() if "dropout" in views else model.eval()
-                ids, mask, types = _batch(tokenizer, texts[start : start + config.batch_size], config.max_length)
-                left = head(_hidden(model, ids, mask, types, config.pooling, views, training=True))
-                right = head(_hidden(model, ids, mask, types, config.pooling, views, training=True))
-                sims = torch.nn.functional.cosine_similarity(left.unsqueeze(1), right.unsqueeze(0), dim=-1)
-                loss = torch.nn.functional.cross_entropy(sims / config.temperature, torch.arange(len(ids)))
+                loss = step_loss(model, head, tokenizer, texts[start : start + config.batch_size], config)
+                result.penalties.append(embedding_cosine(model).item())
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()

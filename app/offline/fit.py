@@ -12,7 +12,7 @@ from app.backbones.base import Backbone
 from app.core.names import ALSO_METHODS, TOKEN_AVERAGES, Method, Pooling
 from app.correction import Correction, CorrectionArtifact, CovarianceStats, fit_correction
 from app.correction.artifact import BackboneRef, CorpusRef
-from app.correction.isotropy import isotropy_report
+from app.correction.isotropy import isotropy_report, space_geometry
 from app.correction.pipeline import l2_normalize, pooling_weights, project
 from app.correction.selection import (
     MIN_GAIN,
@@ -30,6 +30,7 @@ from app.offline.search_tuning import JudgedSet, choose_search
 
 CHUNK = 512
 ISOTROPY_SAMPLE = 20_000  # rows of the fitting corpus the isotropy figures are computed on
+GEOMETRY_SAMPLE = 5_000  # rows its uniformity is computed on (200,000 random pairs of them)
 FLOW_PARAMS = ("blocks", "hidden", "lr", "max_seconds")  # of FlowTraining, settable from the command line
 
 
@@ -113,7 +114,8 @@ def fit_from_vectors(
     search space on `judged` collections (or by the documented default without them)."""
     if method in (Method.FLOW, Method.SIF):
         fit = fit_flow if method == Method.FLOW else fit_sif
-        return with_search_space(fit(backbone, sentences, vectors, params, source, progress), vectors, judged)
+        artifact = with_search_space(fit(backbone, sentences, vectors, params, source, progress), vectors, judged)
+        return replace(artifact, extra={**artifact.extra, "geometry": geometry(artifact, vectors, tuning)})
     if method == Method.AUTO and params.get("also"):
         return fit_auto_also(backbone, sentences, vectors, params["also"], source, tuning, progress, judged)
     stats = CovarianceStats(backbone.dim).update(vectors)
@@ -139,6 +141,7 @@ def fit_from_stats(backbone: Backbone, sentences: Sequence[str], stats: Covarian
     search = choose_search(method, params, stats, raw["mean_random_cosine"], judged)
     artifact = new_artifact(backbone, sentences, source, method, params, mu, W, search.arrays)
     extra["isotropy"] = {"raw": raw, "corrected": isotropy_report(Correction(artifact).apply(sample))}
+    extra["geometry"] = geometry(artifact, sample, tuning)
     extra["search"] = search.describe()
     return replace(artifact, extra=extra)  # the id hashes the arrays and parameters, not this provenance
 
@@ -212,8 +215,8 @@ def fit_auto_also(
     if tuning is None or tuning.texts is None or not others:
         return linear
     base = scored_on(backbone, linear, tuning)
-    fitted = [fit_from_vectors(backbone, sentences, vectors, m, also[m], source, judged=judged, progress=progress)
-              for m in others]  # fmt: skip
+    fitted = [fit_from_vectors(backbone, sentences, vectors, m, also[m], source, tuning=tuning, judged=judged,
+                               progress=progress) for m in others]  # fmt: skip
     scored = [(scored_on(backbone, a, tuning), a) for a in fitted]
     best, best_artifact = max(scored, key=lambda pair: pair[0].score)
     lower = gain_lower_bound(best, base, tuning.gold) if best.score > base.score else 0.0
@@ -238,6 +241,13 @@ def scored_on(backbone: Backbone, artifact: CorrectionArtifact | None, tuning: T
         (artifact.method, artifact.params, artifact.out_dim) if artifact else (Method.NONE, {}, raw.shape[1])
     )
     return Candidate(method, params, dim, spearman_x100(left, right, tuning.gold), 0.0, np.sum(left * right, axis=1))
+
+
+def geometry(artifact: CorrectionArtifact, vectors: np.ndarray, tuning: TuningPairs | None) -> dict:
+    """Alignment on the tuning pairs' paraphrases and uniformity on (a sample of) the fitting corpus, raw and
+    corrected; see `isotropy.space_geometry`."""
+    sample = sample_rows(vectors, GEOMETRY_SAMPLE)
+    return space_geometry(Correction(artifact), sample, tuning.arrays if tuning is not None else None)
 
 
 def isotropy_pair(artifact: CorrectionArtifact, raw: np.ndarray, pooled: np.ndarray | None = None) -> dict:

@@ -48,6 +48,14 @@ def test_search_shows_corrected_and_raw_scores_and_the_correction(client, browse
     expect(page.locator("#model")).to_contain_text(f"correction whitening {info['correction']['id']}")
     expect(page.locator("#model")).to_contain_text("3 documents in Flat · search in the same space")
     expect(page.locator("#isotropy")).to_contain_text("IsoScore")
+    # The fit's uniformity, raw then corrected (no labelled pairs in this fit: no alignment row).
+    geometry = info["correction"]["extra"]["geometry"]
+    assert geometry["corrected"]["uniformity"] < geometry["raw"]["uniformity"] and geometry["raw"]["alignment"] is None
+    raw = geometry["raw"]["uniformity"]
+    expect(page.locator("#isotropy")).to_contain_text(
+        f"uniformity{raw:.1f}" if abs(raw) > 1.5 else f"uniformity{raw:.3f}"
+    )
+    expect(page.locator("#isotropy")).not_to_contain_text("alignment")
     page.fill("#query", "a cat sleeping in a park")
     page.click("#search-button")
     rows = page.locator("#results tbody tr")

@@ -39,6 +39,10 @@ def test_eval_json_on_a_pairs_file(env, tmp_path):
     assert result["n_pairs"] == len(WORDS) ** 2 and result["dim"] == 4 and result["method"] == "whitening"
     # Identical texts (gold 5) have cosine 1 in any space and every other pair less: both rank them the same
     assert result["raw_spearman"] == result["corrected_spearman"] > 0
+    # Its paraphrases (gold 5, >= 4) are the identical pairs: perfectly aligned in any space; whitening spreads
+    # the hashing backbone's shared offset, so the corrected space is the more uniform one.
+    assert result["positive_pairs"] == len(WORDS) and result["raw_alignment"] == result["alignment"] == 0.0
+    assert result["uniformity"] < result["raw_uniformity"] - 0.5
 
 
 def test_auto_records_its_choice_and_falls_back_to_the_default_without_pairs(env, corpus, pairs, tmp_path):
@@ -83,12 +87,22 @@ def test_report_writes_the_table_and_plots(env, corpus, graded_pairs, tmp_path):
     r = run_cli("report", "--out", str(out), "--pooling", "mean", "--pooling", "cls", *args, env=env)
     assert r.returncode == 0, r.stderr
     md = (out / "report.md").read_text()
-    rows = [line for line in md.splitlines() if line.startswith("| mean |") or line.startswith("| cls |")]
+    lines = [line.strip("|").split("|") for line in md.splitlines() if line.startswith(("| mean |", "| cls |"))]
+    rows = ["|" + "|".join(cells) + "|" for cells in lines if len(cells) == 6]  # pooling and five methods
     assert len(rows) == 2
+    # Alignment and uniformity on the test pairs, raw and corrected, for each pooling; and their picture.
+    geometry = {(c[0].strip(), c[1].strip()): (float(c[2]), float(c[3])) for c in lines if len(c) == 4}
+    assert set(geometry) == {(p, s) for p in ("mean", "cls") for s in ("raw", "corrected")}
+    # Gold 4 is an identical sentence here: perfectly aligned; the raw space is the one `eval` measures too.
+    assert all(alignment == 0.0 and -4.0 < uniformity < 0.0 for alignment, uniformity in geometry.values())
+    evaluated = run_cli("eval", "--pairs", str(graded_pairs), "--pooling", "mean", "--json", env=env)
+    assert json.loads(evaluated.stdout.splitlines()[-1])["raw_uniformity"] == pytest.approx(
+        geometry["mean", "raw"][1], abs=5e-4
+    )
     scores = [float(cell.split()[0]) for cell in rows[0].strip("|").split("|")[1:]]
     assert len(scores) == 5 and len(set(scores)) > 1  # the methods really differ on graded pairs
-    for name in ("spectrum-mean.png", "cosines-mean.png", "spaces-mean.png", "spectrum-cls.png", "cosines-cls.png",
-                 "spaces-cls.png"):  # fmt: skip
+    for name in ("spectrum-mean.png", "cosines-mean.png", "spaces-mean.png", "geometry-mean.png", "spectrum-cls.png",
+                 "cosines-cls.png", "spaces-cls.png", "geometry-cls.png"):  # fmt: skip
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"]({name})" in md
     assert "IsoScore" in md
     r = run_cli("report", "--out", str(out), "--pooling", "max", *args, env=env)

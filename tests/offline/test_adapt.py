@@ -1,4 +1,5 @@
-"""Contrastive adaptation on a tiny random BERT: the loss falls, the best weights are kept, the folder serves."""
+"""Adaptation on a tiny random BERT: the contrastive loss and the embedding penalty fall, the best weights are kept,
+the folder serves."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from app.offline.adapt import AdaptConfig, TuningScorer, adapt, encode, training
 from app.offline.datasets import Pairs
 from app.offline.evaluation import cosine_rows
 from app.offline.fit import fit_artifact
+from app.offline.regularization import embedding_cosine
 from tests.conftest import ROOT, TINY_WORDS
 
 SENTENCES = [" ".join(words) for words in itertools.combinations(TINY_WORDS, 3)][:384]  # distinct word sets
@@ -128,3 +130,64 @@ def test_the_guard_drops_tuning_pairs_whose_sentences_the_model_trains_on():
     assert held_out_pairs([train], set())[1] == 0
     with pytest.raises(DataFileError, match="all 2 tuning pairs"):
         held_out_pairs([train], {"the cat sat", "a dog runs"})
+
+
+def test_the_embedding_penalty_is_the_mean_cosine_of_every_pair_of_rows(tiny_bert):
+    model, _ = load(tiny_bert)
+    rows = torch.nn.functional.normalize(model.embeddings.word_embeddings.weight.detach(), dim=1)
+    assert embedding_cosine(model).item() == pytest.approx((rows @ rows.T).mean().item(), abs=1e-6)
+
+
+def coned(folder, out):
+    """A copy of the model whose word embeddings all share one direction: the degeneration Gao et al. describe."""
+    model, tokenizer = load(folder)
+    with torch.no_grad():
+        weight = model.embeddings.word_embeddings.weight
+        weight += 3 * weight.std() * torch.randn(weight.shape[1], generator=torch.Generator().manual_seed(0))
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+@pytest.mark.parametrize("method", ["none", "simcse"])
+def test_the_regularizer_lowers_the_embedding_rows_mean_cosine_alone_or_with_simcse(tiny_bert, tmp_path, method):
+    model, tokenizer = load(coned(tiny_bert, tmp_path / "coned"))
+    config = AdaptConfig(method, "embedding_avg", epochs=3, batch_size=32, lr=3e-3, max_length=16,
+                         regularize="embedding")  # fmt: skip
+    checks = itertools.count()  # every check scores better than the one before: the last weights are kept
+    result = adapt(model, tokenizer, SENTENCES, lambda: float(next(checks)), config, progress=False)
+    assert result.steps == 36 and result.best_step == 36 and result.penalties[0] > 0.5
+    assert embedding_cosine(model).item() < 0.5 * result.penalties[0]
+
+
+def test_nothing_to_train_is_refused_before_training():
+    with pytest.raises(ValueError, match="nothing to train"):
+        AdaptConfig("none", "mean").views  # noqa: B018
+
+
+def test_the_regularized_folder_serves_with_a_new_fingerprint(tiny_bert, tmp_path):
+    start = coned(tiny_bert, tmp_path / "coned")
+    model, tokenizer = load(start)
+    left, right = SENTENCES[:100], SENTENCES[100:200]
+    vectors = encode(model, tokenizer, left + right, "embedding_avg")
+    centred = vectors - vectors.mean(axis=0)  # gold: the cosines once the shared direction is gone
+    pairs = tmp_path / "pairs.tsv"
+    gold = cosine_rows(centred[:100], centred[100:])
+    pairs.write_text("\n".join(f"{a}\t{b}\t{g:.6f}" for a, b, g in zip(left, right, gold, strict=True)))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(SENTENCES[200:]))
+    out = tmp_path / "regularized"
+    env = {"CE_MODEL_PATH": str(start), "CE_BACKBONE": "huggingface", "PATH": "/usr/bin:/bin"}
+    args = ["adapt", "--corpus", str(corpus), "--out", str(out), "--method", "none", "--regularize", "embedding",
+            "--reg-weight", "2", "--pooling", "embedding_avg", "--batch-size", "16", "--lr", "0.003",
+            "--tune-pairs", str(pairs), "--select", "raw"]  # fmt: skip
+    run = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]  # written without --force: it beat the start
+    summary = json.loads((out / "adapt.json").read_text())
+    assert (summary["method"], summary["regularize"], summary["reg_weight"]) == ("none", "embedding", 2.0)
+    assert summary["embedding_cosine"]["kept"] < 0.7 * summary["embedding_cosine"]["start"]
+    assert summary["best_score"] > summary["start_score"]
+    before = HuggingFaceBackbone(start, pooling="embedding_avg", max_length=32)
+    after = HuggingFaceBackbone(out, pooling="embedding_avg", max_length=32)
+    assert after.fingerprint != before.fingerprint and after.encode(SENTENCES[:4]).shape == (4, before.dim)
