@@ -133,8 +133,8 @@ def evaluate(
         artifact = fit_here_or_on_ray(settings, backbone, corpus, method, params, source, tuning, engine, address,
                                       workers)  # fmt: skip
     corrected = corrected_vectors(backbone, Correction(artifact), texts, vectors, desc="eval pairs")
-    raw_geometry = alignment_uniformity(vectors[:n], vectors[n:], data.scores, gold=positive_gold)
-    geometry = alignment_uniformity(corrected[:n], corrected[n:], data.scores, gold=positive_gold)
+    raw_geometry = alignment_uniformity(vectors[:n], vectors[n:], data.scores, texts, gold=positive_gold)
+    geometry = alignment_uniformity(corrected[:n], corrected[n:], data.scores, texts, gold=positive_gold)
     result = {
         "raw_spearman": round(spearman_x100(vectors[:n], vectors[n:], data.scores), 2),
         "corrected_spearman": round(spearman_x100(corrected[:n], corrected[n:], data.scores), 2),

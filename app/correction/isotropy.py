@@ -120,12 +120,14 @@ def positives(scores: np.ndarray, gold: float = POSITIVE_GOLD) -> np.ndarray:
 
 
 def alignment_uniformity(
-    left: np.ndarray, right: np.ndarray, scores: np.ndarray, *, gold: float = POSITIVE_GOLD
+    left: np.ndarray, right: np.ndarray, scores: np.ndarray, texts: list[str], *, gold: float = POSITIVE_GOLD
 ) -> dict:
-    """Alignment on the positive pairs and uniformity over every sentence of the pairs, rounded for reports."""
+    """Alignment on the positive pairs and uniformity over each distinct sentence of the pairs once (`texts`: the
+    left then the right sentences, so two spaces of the same pairs are measured on the same pairs of sentences)."""
     keep = positives(scores, gold)
+    _, first = np.unique(np.asarray(texts, dtype=object).astype(str), return_index=True)
     return {"alignment": round(alignment(left[keep], right[keep]), 4),
-            "uniformity": round(uniformity(np.unique(np.concatenate([left, right]), axis=0)), 4),  # each sentence once
+            "uniformity": round(uniformity(np.concatenate([left, right])[np.sort(first)]), 4),
             "positive_pairs": int(keep.sum())}  # fmt: skip
 
 

@@ -70,7 +70,7 @@ def test_alignment_and_uniformity_match_a_hand_computation():
     # Pairs (e1, m) and (e1, e1): mean squared distance (near + 0) / 2.
     assert alignment(np.array([e1, e1]), np.array([m, 5 * e1])) == pytest.approx(near / 2, abs=1e-12)
     # Only pairs with gold >= 4 count for alignment; uniformity counts each distinct sentence once.
-    report = alignment_uniformity(np.array([e1, e2]), np.array([m, e1]), np.array([4.0, 1.0]))
+    report = alignment_uniformity(np.array([e1, e2]), np.array([m, e1]), np.array([4.0, 1.0]), ["a", "b", "m", "a"])
     assert report["alignment"] == pytest.approx(near, abs=1e-4) and report["positive_pairs"] == 1
     assert report["uniformity"] == pytest.approx(expected, abs=1e-4)
 
