@@ -145,8 +145,8 @@ def write_markdown(path: Path, results: list[PoolingResult], *, backbone: str, s
             f"- {r.pooling}: `{r.auto.method}` {r.auto.params}, tuning score {sel.get('score')} "
             f"(raw {sel.get('raw_score')}, gain lower bound {sel.get('gain_lower_bound')})"
         )
-    lines += ["", f"Alignment (pairs with gold >= 4) and uniformity (every test sentence) on `{sources['test']}`: "
-              "Wang & Isola's two losses, lower is better for both.", "",
+    lines += ["", "Alignment (pairs with gold >= 4) and uniformity (each distinct test sentence once) on "
+              f"`{sources['test']}`: Wang & Isola's two losses, lower is better for both.", "",
               "| pooling | space | alignment | uniformity |", "|---|---|---|---|"]  # fmt: skip
     lines += [row for r in results for row in geometry_rows(r.pooling, r.geometry)]
     for r in results:
