@@ -5,13 +5,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 STS := datasets/stsbenchmark
 
-.PHONY: install run test lint models eval compare clean
+.PHONY: install run test image image-test lint models eval compare clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev,ray]"
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[offline,dev,ray]"
 	touch $(STAMP)
 
 ## Serve the default backbone with its correction on 127.0.0.1:8000 (embedded Redis under var/).
@@ -23,6 +23,14 @@ test: install
 	$(VENV)/bin/ruff check app tests
 	$(VENV)/bin/hadolint Dockerfile
 	$(PY) -m pytest
+
+## The service's image (Docker when an engine answers, else buildah on a debootstrap base; both need root here).
+image:
+	container/build-image
+
+## Build the image, run it, check what it serves and that a restart keeps its documents (CI runs this too).
+image-test: install
+	$(PY) -m pytest -m container tests/container
 
 lint: install
 	$(VENV)/bin/ruff check app tests

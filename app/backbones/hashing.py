@@ -20,7 +20,7 @@ class HashingBackbone:
     """Each word maps to a fixed random vector; a text is the mean of its words' vectors plus a bias."""
 
     def __init__(self, dim: int = 64, pooling: str = Pooling.MEAN, max_length: int = 256):
-        self.name = "hashing"
+        self.name = self.runtime = "hashing"
         self.dim = dim
         self.vocab_size = VOCAB_SIZE
         self.pooling = pooling

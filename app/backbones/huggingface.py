@@ -82,6 +82,7 @@ class HuggingFaceBackbone:
         self.name = name or model_path.name
         self.dim = int(self.model.config.hidden_size)
         self.vocab_size = int(self.model.config.vocab_size)
+        self.runtime = "torch"
         self.fingerprint = make_fingerprint(
             model=self.name, weights=weights, pooling=pooling, max_length=self.max_length
         )

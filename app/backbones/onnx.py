@@ -7,6 +7,7 @@ vector per text; SIF's token weights are a graph input, ones when a request has 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import multiprocessing
@@ -99,12 +100,34 @@ def quantize_int8(src: Path, dst: Path) -> None:
     )  # fused ops' outputs are float
 
 
+def graph_path(weights: str, pooling: Pooling, quantize: str, cache_dir: Path) -> Path:
+    """Where the graph of these weights, pooling and quantization is kept."""
+    return Path(cache_dir) / f"{weights[:16]}-{pooling}-v{GRAPH_VERSION}-{quantize}.onnx"
+
+
+def can_export() -> bool:
+    """The exporter's libraries (the offline extra) are installed: a missing graph can be made here."""
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers", "onnx"))
+
+
+def missing_graph(model_path: Path, pooling: str, quantize: str, cache_dir: Path) -> str | None:
+    """Why this graph cannot be served here (absent, and no exporter installed), or None when it can."""
+    if can_export() or graph_path(hash_weights(Path(model_path)), pooling_named(pooling), quantize, cache_dir).exists():
+        return None
+    return (
+        f"the ONNX graph for {pooling} pooling ({quantize}) is not in {cache_dir} and this install cannot export "
+        f"it (no torch: pip install 'corrected-embeddings[offline]'); export it where torch is installed with "
+        f"`python -m app export-onnx --pooling {pooling} --onnx-dir DIR` (the image: --build-arg ONNX_POOLINGS)"
+    )
+
+
 def cached_graph(model_path: Path, weights: str, pooling: Pooling, quantize: str, cache_dir: Path) -> Path:
     """The graph for these weights, pooling and quantization: exported (and quantized) once, then reused."""
-    stem = Path(cache_dir) / f"{weights[:16]}-{pooling}-v{GRAPH_VERSION}"
-    path, fp32 = Path(f"{stem}-{quantize}.onnx"), Path(f"{stem}-none.onnx")
+    path, fp32 = graph_path(weights, pooling, quantize, cache_dir), graph_path(weights, pooling, "none", cache_dir)
     if path.exists():
         return path
+    if not can_export():
+        raise RuntimeError(missing_graph(model_path, pooling, quantize, cache_dir))
     path.parent.mkdir(parents=True, exist_ok=True)
     log.info("exporting %s (%s pooling, %s) to ONNX in %s", model_path.name, pooling, quantize, cache_dir)
     # In a child process: the export imports torch and transformers (~1 GB resident), which a server that
@@ -161,6 +184,7 @@ class OnnxBackbone:
         self.max_length = min(max_length, config.get("max_position_embeddings") or max_length)
         self.tokens = Tokenizer(model_path, self.max_length)
         self.name, self.pooling, self.quantize = name or model_path.name, pooling, quantize
+        self.runtime = f"onnxruntime-{'fp32' if quantize == 'none' else quantize}"
         self.dim, self.vocab_size = int(config["hidden_size"]), int(config["vocab_size"])
         self.batch_size, self.max_batch_tokens = batch_size, max_batch_tokens
         weights = hash_weights(model_path)
@@ -172,8 +196,8 @@ class OnnxBackbone:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
-        graph = cached_graph(model_path, weights, pooling, quantize, cache_dir)
-        self._session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.graph = cached_graph(model_path, weights, pooling, quantize, cache_dir)
+        self._session = ort.InferenceSession(str(self.graph), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}  # the exporter drops inputs a graph ignores
         self._lock = threading.Lock()
 
@@ -212,4 +236,4 @@ class OnnxBackbone:
 @register("onnx")
 def _from_settings(settings) -> OnnxBackbone:
     path, options = local_model(settings)
-    return OnnxBackbone(path, cache_dir=settings.data_dir / "onnx", quantize=settings.quantize, **options)
+    return OnnxBackbone(path, cache_dir=settings.graphs_dir, quantize=settings.quantize, **options)

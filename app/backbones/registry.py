@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ _BUILTIN = {
     "huggingface": "app.backbones.huggingface",
     "onnx": "app.backbones.onnx",
 }
+_RUNTIMES = {"huggingface": "torch", "onnx": "onnxruntime"}  # the library each loads, which an install may lack
 
 
 def register(key: str) -> Callable[[BackboneFactory], BackboneFactory]:
@@ -36,11 +38,28 @@ def available() -> list[str]:
     return sorted(set(_REGISTRY) | set(_BUILTIN))
 
 
+def lacks(key: str, module: str | None) -> str:
+    """What to say when a backbone's runtime is not installed."""
+    return (
+        f"backbone {key!r} needs {module}, which this install lacks: pip install 'corrected-embeddings[offline]' "
+        "(the image: its `torch` target)"
+    )
+
+
+def missing_runtime(key: str) -> str | None:
+    """Why the backbone `key` cannot load in this install (its runtime is absent), or None."""
+    module = _RUNTIMES.get(key)
+    return lacks(key, module) if module and importlib.util.find_spec(module) is None else None
+
+
 def build_backbone(settings: Settings) -> Backbone:
     """Construct the backbone named by the settings."""
     key = settings.backbone
     if key not in _REGISTRY and key in _BUILTIN:
-        importlib.import_module(_BUILTIN[key])  # its @register line runs
+        try:
+            importlib.import_module(_BUILTIN[key])  # its @register line runs
+        except ModuleNotFoundError as exc:  # torch, in an install without the offline extra (the image)
+            raise ValueError(lacks(key, exc.name)) from exc
     try:
         factory = _REGISTRY[key]
     except KeyError:

@@ -10,6 +10,7 @@ from app.cli.adaptation import adapt_backbone
 from app.cli.benchmarks import bench, bench_collections, bench_search, load
 from app.cli.collections import collections
 from app.cli.corrections import eval_search, evaluate, fit, isotropy
+from app.cli.export import export_onnx
 from app.cli.reports import compare, report, spaces
 from app.cli.serve import index_documents, serve
 
@@ -28,6 +29,7 @@ for name, command in (
     ("eval-search", eval_search),
     ("isotropy", isotropy),
     ("adapt", adapt_backbone),
+    ("export-onnx", export_onnx),
     ("report", report),
     ("spaces", spaces),
     ("compare", compare),

@@ -63,7 +63,7 @@ def bench(
     typer.echo("sentence-transformers in-process ...", err=True)
     baseline = sentence_transformers_rate(sentences)
     typer.echo("starting the service ...", err=True)
-    with running_service({"CE_BATCH_SIZE": str(best_batch)}, reuse=[settings.data_dir / "onnx"]) as (url, pid):
+    with running_service({"CE_BATCH_SIZE": str(best_batch)}, reuse=[settings.graphs_dir]) as (url, pid):
         http_load(url, sentences[:256], clients=8, per_request=8, name="warm-up")
         patterns = {
             "a_8_clients_x_8_texts": http_load(url, sentences, clients=8, per_request=8, name="a"),
@@ -201,7 +201,7 @@ def bench_collections(
     from app.offline.datasets import read_corpus
 
     texts = list(dict.fromkeys(read_corpus(STS_TEST)))[:docs]
-    with running_service(reuse=[get_settings().data_dir / "onnx"]) as (url, pid):
+    with running_service(reuse=[get_settings().graphs_dir]) as (url, pid):
         result = run_collections(url, pid, texts)
     if not as_json:
         typer.echo(", ".join(f"{k} {v}" for k, v in result.items()))

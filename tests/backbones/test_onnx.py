@@ -66,6 +66,7 @@ def test_sif_token_weights_pool_as_in_the_torch_backbone(cache):
 def test_runtime_and_quantization_are_in_the_fingerprint_and_the_export_is_made_once(cache):
     fp32, int8 = onnx_backbone(cache), onnx_backbone(cache, quantize="int8")
     assert len({fp32.fingerprint, int8.fingerprint, torch_backbone().fingerprint}) == 3
+    assert (fp32.runtime, int8.runtime, torch_backbone().runtime) == ("onnxruntime-fp32", "onnxruntime-int8", "torch")
     exported = {p: p.stat().st_mtime_ns for p in (cache / "onnx").glob("*.onnx")}
     again = onnx_backbone(cache, quantize="int8")
     assert again.fingerprint == int8.fingerprint

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from app.backbones.registry import missing_runtime
 from app.core.config import Settings
 from app.core.errors import ArtifactError, InvalidInput
 from app.core.names import Pooling
@@ -32,7 +33,23 @@ def checked_encoder(
         raise InvalidInput(f"backbone {backbone!r} is not served here: {served} (CE_COLLECTION_BACKBONES)")
     if pooling not in set(Pooling):
         raise InvalidInput(f"pooling must be one of {', '.join(Pooling)}, got {pooling!r}")
-    return backbone, pooling, allowed_model(settings, model_path, backbone)
+    model_path = allowed_model(settings, model_path, backbone)
+    why = runnable_here(settings, backbone, pooling, model_path)
+    if why:
+        raise InvalidInput(why)
+    return backbone, pooling, model_path
+
+
+def runnable_here(settings: Settings, backbone: str, pooling: str, model_path: str | None) -> str | None:
+    """Why this install cannot run the encoder (its runtime absent; an ONNX graph it cannot export), or None."""
+    why = missing_runtime(backbone)
+    if why is None and backbone == "onnx":
+        from app.backbones.onnx import missing_graph
+        from app.backbones.tokens import default_model_path
+
+        folder = model_path or settings.model_path or default_model_path()
+        why = missing_graph(Path(folder), pooling, settings.quantize, settings.graphs_dir)
+    return why
 
 
 def allowed_model(settings: Settings, model_path: str | None, backbone: str) -> str | None:
