@@ -105,6 +105,12 @@ def graph_path(weights: str, pooling: Pooling, quantize: str, cache_dir: Path) -
     return Path(cache_dir) / f"{weights[:16]}-{pooling}-v{GRAPH_VERSION}-{quantize}.onnx"
 
 
+def drop_fp32_source(graph: Path) -> None:
+    """Remove the fp32 graph an int8 one was quantized from (serving never reads it; the image ships without it)."""
+    if graph.name.endswith("-int8.onnx"):
+        graph.with_name(graph.name.removesuffix("-int8.onnx") + "-none.onnx").unlink(missing_ok=True)
+
+
 def can_export() -> bool:
     """The exporter's libraries (the offline extra) are installed: a missing graph can be made here."""
     return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers", "onnx"))

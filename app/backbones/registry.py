@@ -20,7 +20,7 @@ _BUILTIN = {
     "huggingface": "app.backbones.huggingface",
     "onnx": "app.backbones.onnx",
 }
-_RUNTIMES = {"huggingface": "torch", "onnx": "onnxruntime"}  # the library each loads, which an install may lack
+_RUNTIMES = {"huggingface": "torch"}  # the library a backbone loads that only the offline extra installs
 
 
 def register(key: str) -> Callable[[BackboneFactory], BackboneFactory]:

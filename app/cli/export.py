@@ -27,6 +27,7 @@ def export_onnx(
 ) -> None:
     """Export the ONNX graph of each pooling (CE_QUANTIZE) and check it with its bundled correction; prints
     one JSON line per graph. What a container's build stage runs, so its run stage needs no torch."""
+    from app.backbones.onnx import drop_fp32_source
     from app.offline.graph_export import export_graph_checked
 
     settings = settings_for()
@@ -36,8 +37,8 @@ def export_onnx(
     problems = []
     for name in chosen:
         result = export_graph_checked(settings, name, check=check)
-        if settings.quantize == "int8" and not keep_fp32:
-            (settings.graphs_dir / result.graph.replace("-int8.onnx", "-none.onnx")).unlink(missing_ok=True)
+        if not keep_fp32:
+            drop_fp32_source(settings.graphs_dir / result.graph)
         print(json.dumps({**result.__dict__, "problem": result.problem}), flush=True)
         if check and result.problem:
             problems.append(result.problem)
