@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 from app.benchmarks.search import cached_encode, sts_sentences
 from app.benchmarks.synthetic import GaussianMixture
 from app.benchmarks.throughput import percentile
+from app.core.stored_vectors import to_stored
 from app.offline.served_search import served_services
 from app.store.documents import DocumentRecord
 
@@ -30,8 +31,10 @@ def synthetic_records(sentences: list[str], raw: np.ndarray, n: int, *, seed: in
         size = min(WRITE_BATCH, n - start)
         vectors = (mixture.sample(size, seed=seed + 1 + start) * scale).astype(np.float32)
         picks = rng.integers(0, len(sentences), size=(size, 3))
-        yield [DocumentRecord(f"d{start + i}", " ".join(sentences[j] for j in row), "{}", vectors[i].tobytes())
-               for i, row in enumerate(picks)]  # fmt: skip
+        stored = [to_stored(v) for v in vectors]  # (bytes, dtype) as the service keeps them: float16
+        texts = [" ".join(sentences[j] for j in row) for row in picks]
+        yield [DocumentRecord(f"d{start + i}", texts[i], "{}", data, "", dtype)
+               for i, (data, dtype) in enumerate(stored)]  # fmt: skip
 
 
 def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool = True) -> dict:
@@ -45,15 +48,19 @@ def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool =
     try:
         services = served_services(settings.model_copy(update={"follow_interval": 1e6}), folder)  # one build, below
         collection_key = services.served.collection_key
+        used_before = services.store.client.info("memory")["used_memory"]
         with tqdm(total=n, desc="writing documents", unit="doc", disable=not progress) as bar:
             for records in synthetic_records(sentences, raw, n):
                 services.store.documents.put(collection_key, records)
                 bar.update(len(records))
+        # Text, metadata, vector (float16) and the change log's entries, as the service's own writes leave them
+        redis_per_doc = (services.store.client.info("memory")["used_memory"] - used_before) / n
         started = time.perf_counter()
         services.served.rebuild(services.correction, "benchmark documents written").result()
         build_s = time.perf_counter() - started
         asked = [s for s in sentences if len(s.split()) <= 8][:queries]
-        figures = {"n": n, "queries": len(asked), "build_s": round(build_s, 1)}
+        figures = {"n": n, "queries": len(asked), "build_s": round(build_s, 1),
+                   "redis_bytes_per_doc": round(redis_per_doc)}  # fmt: skip
         for mode in MODES:
             for q in asked[:20]:  # warm caches
                 services.search.search(q, 10, mode=mode)

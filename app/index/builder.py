@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from app.core.stored_vectors import from_stored
 from app.correction.pipeline import Correction, pooling_weights, project
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
@@ -74,8 +75,7 @@ class IndexBuilder:
 
     def decode(self, docs: list[DocumentRecord]) -> np.ndarray:
         """Every passage's raw vector, documents in order, passages in order within each."""
-        raw = np.frombuffer(b"".join(d.vector for d in docs), dtype=np.float32)
-        return raw.reshape(-1, self.raw_dim)
+        return from_stored([d.vector for d in docs], [d.vector_dtype for d in docs], self.raw_dim)
 
     def passages(self, docs: list[DocumentRecord]) -> tuple[list[str], list[str], np.ndarray]:
         """Index keys, texts and raw vectors of every passage of `docs`."""
@@ -106,8 +106,7 @@ class IndexBuilder:
 
     def first_vectors(self, docs: list[DocumentRecord]) -> np.ndarray:
         """Each document's first passage's raw vector: one row per document."""
-        rows = [np.frombuffer(d.vector, dtype=np.float32, count=self.raw_dim) for d in docs]
-        return np.vstack(rows) if rows else np.empty((0, self.raw_dim), dtype=np.float32)
+        return from_stored([d.vector for d in docs], [d.vector_dtype for d in docs], self.raw_dim, first_only=True)
 
     def _mapped(self, correction: Correction | None, texts: list[str], raw: np.ndarray) -> np.ndarray:
         """Raw vectors in `correction`'s space; a correction that pools its own way (SIF) encodes the texts again."""

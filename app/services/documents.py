@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core.errors import InvalidInput, NotFound
+from app.core.stored_vectors import to_stored
 from app.index.fusion import PASSAGE_MARK
 from app.index.live import ServedIndex
 from app.index.passages import PassageSplitter, Spans, spans_json
@@ -65,16 +66,12 @@ def document_records(
     spans = [split(docs[i].text) for i in keep]
     raw = encode([docs[i].text[s:e] for i, doc_spans in zip(keep, spans, strict=True) for s, e in doc_spans])
     bounds = np.cumsum([0, *map(len, spans)])
-    return [
-        DocumentRecord(
-            ids[i],
-            docs[i].text,
-            json.dumps(docs[i].metadata or {}),
-            raw[bounds[row] : bounds[row + 1]].tobytes(),
-            spans_json(spans[row]),
-        )  # fmt: skip
-        for row, i in enumerate(keep)
-    ]
+    records = []
+    for row, i in enumerate(keep):
+        vector, dtype = to_stored(raw[bounds[row] : bounds[row + 1]])
+        records.append(DocumentRecord(ids[i], docs[i].text, json.dumps(docs[i].metadata or {}), vector,
+                                      spans_json(spans[row]), dtype))  # fmt: skip
+    return records
 
 
 class DocumentService(CollectionService):

@@ -14,13 +14,15 @@ from app.store.change_log import ChangeLog
 @dataclass(frozen=True)
 class DocumentRecord:
     """A document as stored: text, metadata as JSON text, the backbone's raw vector bytes (one vector per passage,
-    end to end) and its passages' character spans as JSON ("" for one passage: the whole text)."""
+    end to end), its passages' character spans as JSON ("" for one passage: the whole text) and the vectors' dtype
+    (core/stored_vectors; a record written before it was kept has none: float32)."""
 
     id: str
     text: str
     metadata_json: str
     vector: bytes
     passages: str = ""
+    vector_dtype: str = "float32"
 
 
 class DocumentStore(KeyedStore):
@@ -43,7 +45,7 @@ class DocumentStore(KeyedStore):
         for doc in docs:
             key = self._doc_key(collection_key, doc.id)
             pipe.delete(key)
-            fields = {"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector}
+            fields = {"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector, "dtype": doc.vector_dtype}
             pipe.hset(key, mapping={**fields, "passages": doc.passages} if doc.passages else fields)
             pipe.sadd(self._ids_key(collection_key), doc.id)
         self._changes.append(pipe, collection_key, "upsert", [d.id for d in docs])
@@ -65,13 +67,15 @@ class DocumentStore(KeyedStore):
         """Documents in the order asked for; None where an id is unknown."""
         pipe = self.client.pipeline(transaction=False)
         for doc_id in doc_ids:
-            pipe.hmget(self._doc_key(collection_key, doc_id), "text", "metadata", "vector", "passages")
+            pipe.hmget(self._doc_key(collection_key, doc_id), "text", "metadata", "vector", "passages", "dtype")
         out: list[DocumentRecord | None] = []
-        for doc_id, (text, meta, vec, spans) in zip(doc_ids, pipe.execute(), strict=True):
+        for doc_id, (text, meta, vec, spans, dtype) in zip(doc_ids, pipe.execute(), strict=True):
             if text is None:
                 out.append(None)
                 continue
-            out.append(DocumentRecord(doc_id, text.decode(), meta.decode(), vec, spans.decode() if spans else ""))
+            spans = spans.decode() if spans else ""
+            dtype = dtype.decode() if dtype else "float32"
+            out.append(DocumentRecord(doc_id, text.decode(), meta.decode(), vec, spans, dtype))
         return out
 
     @store_call

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from app.backbones import build_backbone
+from app.core.stored_vectors import COSINE_ERROR, from_stored, to_stored
 from app.correction import Correction, CorrectionArtifact
 from app.correction.registry import write_artifact_file
 from app.correction.search_space import raw_space
@@ -26,6 +27,14 @@ def served(request, make_settings):
     artifact = fit_artifact(backbone, CORPUS, request.param, params, progress=False)
     write_artifact_file(artifact, settings.models_dir / "hashing.npz")
     return settings, backbone, Correction(artifact)
+
+
+def as_stored(backbone, correction, texts):
+    """Documents as search scores them: their raw vectors as Redis keeps them (float16), corrected; a correction
+    that pools its own way (SIF) encodes the texts again, so for it nothing is rounded."""
+    if correction.token_weights is not None:
+        return corrected_vectors(backbone, correction, texts, progress=False)
+    return correction.apply(from_stored([to_stored(backbone.encode(texts))[0]], ["float16"], backbone.dim))
 
 
 def test_embed_similarity_and_search_use_the_served_correction(served):
@@ -49,8 +58,9 @@ def test_embed_similarity_and_search_use_the_served_correction(served):
         documents = [{"id": f"d{i}", "text": t} for i, t in enumerate(DOCS)]
         assert c.post("/documents", json={"documents": documents}).status_code == 201
         hits = c.get("/search", params={"q": DOCS[2], "k": 3}).json()["results"]
-        assert hits[0]["id"] == "d2" and hits[0]["score"] == pytest.approx(1.0, abs=1e-5)
-        assert [h["score"] for h in hits] == pytest.approx(sorted((want @ want[2]).tolist(), reverse=True), abs=1e-5)
+        stored = as_stored(backbone, correction, DOCS)
+        assert hits[0]["id"] == "d2" and hits[0]["score"] == pytest.approx(1.0, abs=COSINE_ERROR)
+        assert [h["score"] for h in hits] == pytest.approx(sorted((stored @ want[2]).tolist(), reverse=True)[:3], abs=1e-5)
 
 
 def test_after_a_restart_the_index_is_rebuilt_in_the_served_space(served):
@@ -62,7 +72,8 @@ def test_after_a_restart_the_index_is_rebuilt_in_the_served_space(served):
         snapshot.unlink()  # no snapshot: the index is built again from what Redis holds
     with serve_app(create_app(settings)) as c:
         hits = c.get("/search", params={"q": DOCS[0], "k": 3}).json()["results"]
-        assert [h["score"] for h in hits] == pytest.approx(sorted((want @ want[0]).tolist(), reverse=True), abs=1e-5)
+        stored = as_stored(backbone, correction, DOCS)
+        assert [h["score"] for h in hits] == pytest.approx(sorted((stored @ want[0]).tolist(), reverse=True)[:3], abs=1e-5)
 
 
 def test_a_pinned_file_serves_this_process_and_moves_no_one_else(hashing_settings, store, tmp_path):

@@ -127,7 +127,8 @@ def test_a_collection_fit_reads_one_vector_per_document_however_many_passages(se
         first = {d.id: row for d, row in zip(docs, raw, strict=True)}["long"]
         start, end = service.documents.split(FILLER)[0]  # its first passage, not the whole text
         assert end < len(FILLER)
-        np.testing.assert_allclose(first, service.backbone.encode([FILLER[start:end]])[0], rtol=1e-5, atol=1e-6)
+        as_stored = service.backbone.encode([FILLER[start:end]])[0].astype(np.float16).astype(np.float32)
+        np.testing.assert_allclose(first, as_stored, rtol=1e-5, atol=1e-6)
     finally:
         service.close()
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from app.backbones import build_backbone
+from app.core.stored_vectors import from_stored, to_stored
 from app.correction.pipeline import Correction, project
 from app.index import factories
 from app.offline.fit import fit_artifact
@@ -49,6 +50,12 @@ def fitted(backbone, alpha, dim):
     return fit_artifact(backbone, CORPUS, "whitening", {"alpha": alpha, "dim": dim}, progress=False)
 
 
+def stored(raw: np.ndarray) -> np.ndarray:
+    """Raw vectors as the store gives them back."""
+    data, dtype = to_stored(raw)
+    return from_stored([data], [dtype], raw.shape[1])
+
+
 def docs(n, start=0):
     return [DocumentInput(text=CORPUS[i % len(CORPUS)] + f" #{i}", id=f"d{i}", metadata={"even": i % 2 == 0})
             for i in range(start, start + n)]  # fmt: skip
@@ -58,7 +65,7 @@ def test_queries_during_a_correction_swap_see_one_correction_at_a_time(settings,
     service = Services.from_settings(settings)
     try:
         service.documents.add(docs(240))
-        raw_docs = backbone.encode([d.text for d in docs(240)])
+        raw_docs = stored(backbone.encode([d.text for d in docs(240)]))  # as Redis keeps them (float16)
         old, new = fitted(backbone, 0.5, 8), fitted(backbone, 0.2, 6)
         service.publish_correction(old).result(30)
         corrections = {old.id: Correction(old), new.id: Correction(new)}
