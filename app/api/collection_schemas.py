@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from app.api.deps import NAME_PATTERN
 from app.api.openapi import exclusive_forms, served
@@ -54,6 +54,10 @@ class CollectionIn(Strict):
     lexical_weight: float | None = Field(None, ge=0, le=1, description="Hybrid: the lexical list's weight.")
     lexical_language: LexicalLanguage | None = Field(None, description="Lexical stemmer and stop words.")
     lexical_stopwords: StrictBool | None = Field(None, description="Drop the language's stop words.")
+    index_probe: StrictInt | None = Field(None, ge=1, le=65_536, description="nprobe / efSearch; default calibrated.")
+    index_rerank: StrictInt | None = Field(
+        None, ge=1, le=10_000, description="Candidates a compressed index re-scores exactly; default calibrated."
+    )
 
 
 class CollectionOut(BaseModel):
@@ -78,6 +82,8 @@ class CollectionOut(BaseModel):
     lexical_weight: float | None = None
     lexical_language: str | None = None
     lexical_stopwords: bool | None = None
+    index_probe: int | None = None
+    index_rerank: int | None = None
     documents: int
     dim: int | None = None
     search_space: dict[str, Any] | None = None

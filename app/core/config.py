@@ -96,6 +96,20 @@ class Settings(BaseSettings):
     index_recall: float = Field(
         0.95, gt=0, le=1, description="recall@10 the approximate index's nprobe / efSearch are calibrated for."
     )
+    index_probe: int | None = Field(
+        None,
+        ge=1,
+        le=65_536,
+        description="An approximate index's nprobe (IVF) or efSearch (HNSW), over the calibrated one; unset = "
+        "calibrated for CE_INDEX_RECALL.",
+    )
+    index_rerank: int | None = Field(
+        None,
+        ge=1,
+        le=10_000,
+        description="Candidates a compressed index (auto past 2M vectors) re-scores exactly from the stored vectors; "
+        "unset = calibrated for CE_INDEX_RECALL.",
+    )
     search_mode: SearchMode | None = Field(
         None,
         description="How /search ranks when a request does not say: dense, lexical (BM25) or hybrid; unset = what the "

@@ -16,9 +16,10 @@ from tqdm.auto import tqdm
 
 from app.core.stored_vectors import from_stored
 from app.correction.pipeline import Correction, pooling_weights, project
+from app.index.calibration import SearchDepth
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
-from app.index.fusion import passage_key
+from app.index.fusion import passage_key, passage_of
 from app.index.lexical import Analyzer, LexicalIndex
 from app.index.passages import stored_spans
 from app.index.search_index import SearchIndex
@@ -48,6 +49,7 @@ class IndexBuilder:
         *,
         factory: str = "auto",
         recall: float = 0.95,
+        depth: SearchDepth | None = None,
         encode: Encode | None = None,
         analyzer: Analyzer | None = None,
         work_dir: Path | None = None,
@@ -58,6 +60,7 @@ class IndexBuilder:
         self.raw_dim = raw_dim
         self.factory = factory
         self.recall = recall
+        self.depth = depth or SearchDepth()
         self.analyzer = analyzer  # None: no lexical index (a writer's index)
         self.work_dir = Path(work_dir) if work_dir else Path(tempfile.gettempdir()) / "ce-lexical"
 
@@ -95,6 +98,23 @@ class IndexBuilder:
         """Index keys and vectors, in `correction`'s search space, of every passage of `docs`."""
         keys, texts, raw = self.passages(docs)
         return keys, self._mapped(correction.search if correction else None, texts, raw)
+
+    def exact_vectors(self, correction: Correction | None, dim: int) -> Callable[[Sequence[str]], np.ndarray]:
+        """Index keys -> their vectors in `correction`'s search space, read from the store (NaN rows for keys no
+        longer stored): what a compressed index's candidates are re-scored with."""
+
+        def vectors(keys: Sequence[str]) -> np.ndarray:
+            ids = list(dict.fromkeys(passage_of(key)[0] for key in keys))
+            stored = [r for r in self.store.documents.get(self.collection_key, ids) if r is not None]
+            found_keys, found = self.passage_vectors(stored, correction)
+            row = {key: i for i, key in enumerate(found_keys)}
+            out = np.full((len(keys), dim), np.nan, dtype=np.float32)
+            for i, key in enumerate(keys):
+                if key in row:
+                    out[i] = found[row[key]]
+            return out
+
+        return vectors
 
     def vectors(self, docs: list[DocumentRecord], correction: Correction | None, *, search: bool = True) -> np.ndarray:
         """Documents (their first passage) in `correction`'s search space (or its similarity space): their stored
@@ -150,7 +170,7 @@ class IndexBuilder:
             vectors = np.concatenate(chunks) if chunks else np.empty((0, dim), dtype=np.float32)
             correction_id = correction.id if correction else None
             dense = VectorIndex.build(dim, keys, vectors, factory=self.factory, correction_id=correction_id,
-                                      recall=self.recall)  # fmt: skip
+                                      recall=self.recall, depth=self.depth)  # fmt: skip
             index = SearchIndex(correction, dense, fields, applied, lexical=lexical, passages=passages)
             self.catch_up(index)
         except BaseException:
@@ -166,7 +186,7 @@ class IndexBuilder:
 
     def empty(self, correction: Correction | None) -> SearchIndex:
         dim = correction.search.dim if correction else self.raw_dim
-        dense = VectorIndex(dim, self.factory, correction_id=correction.id if correction else None)
+        dense = VectorIndex(dim, self.factory, correction_id=correction.id if correction else None, depth=self.depth)
         return SearchIndex(correction, dense, FieldIndex(), lexical=self.new_lexical())
 
     def apply(self, index: SearchIndex, records: list[DocumentRecord], *, commit: bool = True) -> None:

@@ -9,6 +9,8 @@ import re
 import faiss
 
 EXACT_LIMIT = 20_000  # `auto`: exact search below this many vectors (about 2 ms a query at 256 dims, one core)
+COMPRESS_LIMIT = 2_000_000  # `auto`: full vectors in the lists up to this many (3 GB at 384 dims), codes beyond
+MAX_LISTS = 4096  # training more lists, and assigning every vector to one, takes tens of minutes on two cores
 RETRAIN_GROWTH = 4.0  # `auto`: retrain an IVF index once it holds this many times what it was trained on
 DEAD_SHARE = 0.25  # rebuild an index that cannot delete in place once this share of it is tombstones
 
@@ -16,14 +18,30 @@ DEAD_SHARE = 0.25  # rebuild an index that cannot delete in place once this shar
 def ivf_lists(n: int) -> int:
     """About 4 sqrt(n) inverted lists, a power of two, with enough vectors to train each one."""
     lists = 2 ** round(math.log2(max(4 * math.sqrt(max(n, 1)), 1)))
-    return max(1, min(lists, n // 39 if n >= 39 else 1))
+    return max(1, min(lists, MAX_LISTS, n // 39 if n >= 39 else 1))
 
 
-def resolve_factory(factory: str, n: int) -> str:
-    """`auto`: exact `Flat` while small, an IVF index sized for `n` beyond EXACT_LIMIT; else as given."""
+def compressed_factory(dim: int, n: int) -> str:
+    """IVF over 4-bit product-quantizer codes, one per 4 dims (d/8 bytes a vector, scanned with SIMD tables:
+    FastScan), else 8-bit scalar codes; its candidates are re-scored exactly from the stored vectors. Measured on
+    1M mixture vectors at 384 dims, re-ranking 100 at nprobe 32: recall@10 0.970 at 0.42 ms; PQ48 (8-bit) 0.976 at
+    0.51 ms and OPQ48 0.988 at 0.56 ms, but OPQ trains 5x as long."""
+    return f"IVF{ivf_lists(n)},PQ{dim // 4}x4fs" if dim % 4 == 0 else f"IVF{ivf_lists(n)},SQ8"
+
+
+def resolve_factory(factory: str, n: int, dim: int) -> str:
+    """`auto`: exact `Flat` while small, an IVF index of full vectors sized for `n` beyond EXACT_LIMIT, compressed
+    codes beyond COMPRESS_LIMIT; else as given."""
     if factory != "auto":
         return factory
-    return "Flat" if n < EXACT_LIMIT else f"IVF{ivf_lists(n)},Flat"
+    if n < EXACT_LIMIT:
+        return "Flat"
+    return f"IVF{ivf_lists(n)},Flat" if n <= COMPRESS_LIMIT else compressed_factory(dim, n)
+
+
+def lossy(factory: str) -> bool:
+    """The structure keeps codes, not the vectors: its scores are approximate, so its candidates are re-scored."""
+    return re.search(r"PQ|SQ|RQ|LSH", factory) is not None
 
 
 @functools.lru_cache(maxsize=64)
@@ -41,7 +59,7 @@ def training_minimum(dim: int, factory: str) -> int:
 def servable_factory(dim: int, factory: str, n: int) -> str:
     """What to build for `n` vectors: the factory (`auto` resolved), or exact Flat while they are too few to
     train it (an empty collection on IVF4096,Flat serves exactly, then is rebuilt once it can be trained)."""
-    resolved = resolve_factory(factory, n)
+    resolved = resolve_factory(factory, n, dim)
     return resolved if n >= training_minimum(dim, resolved) else "Flat"
 
 
@@ -69,8 +87,10 @@ def rebuild_reason(requested: str, factory: str, dim: int, size: int, dead: int,
     if requested != "auto" and factory == "Flat" and servable_factory(dim, requested, size) != "Flat":
         return f"{size} vectors: enough to train {servable_factory(dim, requested, size)}"
     if requested == "auto":
-        if resolve_factory("auto", size).startswith("IVF") and factory == "Flat":
+        if resolve_factory("auto", size, dim).startswith("IVF") and factory == "Flat":
             return f"{size} vectors: past the exact-search limit {EXACT_LIMIT}"
+        if size > COMPRESS_LIMIT and not lossy(factory):
+            return f"{size} vectors: past {COMPRESS_LIMIT} kept whole, compressed from here"
         if factory.startswith("IVF") and size > RETRAIN_GROWTH * max(trained_size, 1):
             return f"{size} vectors: {RETRAIN_GROWTH:g}x what the lists were trained on"
     return None

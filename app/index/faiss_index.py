@@ -8,8 +8,9 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
-from app.index.calibration import calibrate, search_parameters
-from app.index.factories import inner_index, new_faiss_index, rebuild_reason, servable_factory
+from app.index.calibration import RERANK, Rows, SearchDepth, calibrate, calibration_sample, search_parameters
+from app.index.factories import inner_index, lossy, new_faiss_index, rebuild_reason, servable_factory
+from app.index.rerank import ExactVectors, rescored
 from app.index.rwlock import ReadWriteLock
 
 TRAIN_PER_LIST = 64
@@ -23,13 +24,22 @@ class VectorIndex:
     still upserts and deletes: the old label becomes a tombstone that searches skip.
     """
 
-    def __init__(self, dim: int, factory: str = "auto", *, correction_id: str | None = None, recall: float = 0.95):
+    def __init__(
+        self,
+        dim: int,
+        factory: str = "auto",
+        *,
+        correction_id: str | None = None,
+        recall: float = 0.95,
+        depth: SearchDepth | None = None,
+    ):
         self.dim = dim
         self.requested = factory
         self.factory = servable_factory(dim, factory, 0)
         self.correction_id = correction_id
         self.recall = recall
-        self.params: dict[str, int] = {}
+        self.depth = depth or SearchDepth()  # the collection's own, over the calibrated params
+        self.params: dict[str, int] = {}  # calibrated
         self.trained_size = 0
         self._index = new_faiss_index(dim, self.factory)
         self._doc_of: list[str | None] = []
@@ -49,23 +59,33 @@ class VectorIndex:
         factory: str = "auto",
         correction_id: str | None = None,
         recall: float = 0.95,
+        depth: SearchDepth | None = None,
         seed: int = 0,
         progress: bool = False,
     ) -> VectorIndex:
         """An index sized for these vectors: trained on a sample, filled, search parameters calibrated."""
-        index = cls(dim, factory, correction_id=correction_id, recall=recall)
-        index.factory = servable_factory(dim, factory, len(doc_ids))
-        index._index = new_faiss_index(dim, index.factory)
-        index._deletes_in_place = index._probe_deletes()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if not index._index.is_trained:
-            index._train(vectors, seed)
+        index = cls.sized(dim, len(doc_ids), vectors, factory=factory, correction_id=correction_id, recall=recall,
+                          depth=depth, seed=seed)  # fmt: skip
         bar = tqdm(total=len(doc_ids), desc=f"index {index.factory}", unit="vec", disable=not progress, leave=False)
         with bar:
             for start in range(0, len(doc_ids), ADD_CHUNK):
                 index.upsert(doc_ids[start : start + ADD_CHUNK], vectors[start : start + ADD_CHUNK])
                 bar.update(min(ADD_CHUNK, len(doc_ids) - start))
         index.calibrate(vectors, seed=seed)
+        return index
+
+    @classmethod
+    def sized(cls, dim: int, n: int, sample: np.ndarray, *, factory: str = "auto", seed: int = 0, **options):
+        """An empty index of the structure for `n` vectors, trained on `sample` (drawn like them): what a build
+        fills in chunks when the vectors do not fit in memory at once."""
+        index = cls(dim, factory, **options)
+        index.factory = servable_factory(dim, factory, n)
+        index._index = new_faiss_index(dim, index.factory)
+        index._deletes_in_place = index._probe_deletes()
+        if not index._index.is_trained:
+            index._train(np.ascontiguousarray(sample, dtype=np.float32), seed)
+            index.trained_size = n
         return index
 
     def _probe_deletes(self) -> bool:
@@ -83,7 +103,6 @@ class VectorIndex:
         take = min(len(vectors), max(lists * TRAIN_PER_LIST, 10_000))
         sample = vectors if take == len(vectors) else vectors[np.sort(rng.choice(len(vectors), take, replace=False))]
         self._index.train(sample)
-        self.trained_size = len(vectors)
 
     # --- contents ------------------------------------------------------------------------------------
 
@@ -96,6 +115,16 @@ class VectorIndex:
     @property
     def dead(self) -> int:
         return len(self._dead)
+
+    @property
+    def lossy(self) -> bool:
+        """It keeps codes, not vectors: searches given the exact vectors re-score its candidates with them."""
+        return lossy(self.factory)
+
+    @property
+    def searched_with(self) -> dict[str, int]:
+        """The search parameters in force: the calibrated ones, the collection's own in their place."""
+        return self.depth.over(self._index, self.params)
 
     def upsert(self, doc_ids: Sequence[str], vectors: np.ndarray) -> None:
         """Add vectors; an id already present is replaced."""
@@ -150,25 +179,31 @@ class VectorIndex:
         return None, len(self), None
 
     def search(
-        self, queries: np.ndarray, k: int, *, allowed: Collection[str] | None = None
+        self, queries: np.ndarray, k: int, *, allowed: Collection[str] | None = None, exact: ExactVectors | None = None
     ) -> list[list[tuple[str, float]]]:
-        """Top-k (id, score) per query, best first; `allowed` restricts the candidates to those ids."""
+        """Top-k (id, score) per query, best first; `allowed` restricts the candidates to those ids. A compressed
+        index given `exact` (the stored vectors) re-scores its top `rerank` candidates with them."""
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         if queries.ndim != 2 or queries.shape[1] != self.dim:
             raise ValueError(f"expected queries of shape (n, {self.dim}), got {queries.shape}")
+        params = self.searched_with
+        rerank = exact is not None and self.lossy
         with self._lock.reading():
             selector, candidates, _alive = self._selector(allowed)
             k = min(k, candidates)
             if k == 0:
                 return [[] for _ in range(len(queries))]
-            rows = self._search(queries, k, selector, boost=False)
-            if allowed is not None and any(len(r) < k for r in rows):
-                rows = self._search(queries, k, selector, boost=True)  # a narrow filter: widen the probe
-            return rows
+            depth = min(max(k, params.get(RERANK, k)), candidates) if rerank else k
+            rows = self._search(queries, depth, selector, params, boost=False)
+            if allowed is not None and any(len(r) < depth for r in rows):
+                rows = self._search(queries, depth, selector, params, boost=True)  # a narrow filter: widen the probe
+        if rerank:
+            return [rescored(row, q, exact, k) for row, q in zip(rows, queries, strict=True)]
+        return rows
 
-    def _search(self, queries, k, selector, boost):
+    def _search(self, queries, k, selector, params, boost):
         scores, labels = self._index.search(
-            queries, k, params=search_parameters(self._index, self.params, selector, boost=boost)
+            queries, k, params=search_parameters(self._index, params, selector, boost=boost)
         )
         doc_of = self._doc_of
         return [
@@ -178,7 +213,17 @@ class VectorIndex:
 
     def calibrate(self, vectors: np.ndarray, *, seed: int = 0) -> dict[str, int]:
         """Set the search depth for the recall target on `vectors`, the ones this index was just built from."""
-        self.params = calibrate(self._index, vectors, self.recall, seed=seed) or self.params
+        if len(vectors) <= 11:
+            return self.params
+        labels, queries, truth = calibration_sample(vectors, seed=seed)
+        return self.calibrate_on(queries, truth, selves=labels, rows=lambda found: vectors[found])
+
+    def calibrate_on(self, queries: np.ndarray, truth: np.ndarray, *, selves=None, rows: Rows | None = None) -> dict:
+        """Set the search depth for the recall target on queries whose true top-10 labels are known; `rows` gives
+        the exact vectors of labels, for a compressed index's re-ranking."""
+        with self._lock.reading():
+            found = calibrate(self._index, queries, truth, self.recall, selves=selves, rows=rows if self.lossy else None)
+        self.params = found or self.params
         return self.params
 
     # --- persistence and size -------------------------------------------------------------------------
@@ -198,8 +243,9 @@ class VectorIndex:
             return faiss.serialize_index(self._index), meta
 
     @classmethod
-    def from_state(cls, data: np.ndarray, meta: dict) -> VectorIndex:
-        index = cls(meta["dim"], meta["requested"], correction_id=meta["correction_id"], recall=meta["recall"])
+    def from_state(cls, data: np.ndarray, meta: dict, *, depth: SearchDepth | None = None) -> VectorIndex:
+        index = cls(meta["dim"], meta["requested"], correction_id=meta["correction_id"], recall=meta["recall"],
+                    depth=depth)  # fmt: skip
         index.factory = meta["factory"]
         index._index = faiss.deserialize_index(np.asarray(data, dtype=np.uint8))
         index._deletes_in_place = index._probe_deletes()
@@ -217,7 +263,9 @@ class VectorIndex:
             "dim": self.dim,
             "factory": self.factory,
             "requested": self.requested,
-            "params": dict(self.params),
+            "params": self.searched_with,
+            "calibrated": dict(self.params),
+            "compressed": self.lossy,  # its candidates are re-scored exactly from the stored vectors
             "tombstones": self.dead,
             "correction": self.correction_id,
         }

@@ -111,7 +111,7 @@ class SnapshotFile:
             raise SnapshotRefused(f"unreadable snapshot: {exc}") from exc
         try:
             self._check(state, data, correction.id if correction else None, builder)
-            dense = VectorIndex.from_state(data, state["dense"])
+            dense = VectorIndex.from_state(data, state["dense"], depth=builder.depth)
             fields = FieldIndex.from_state(state["fields"])
             lexical = self._open_lexical(state["lexical"], builder)
             return SearchIndex(correction, dense, fields, state["applied"], lexical=lexical,

@@ -97,16 +97,18 @@ class SearchService(CollectionService):
             raise InvalidInput(str(exc)) from None
         ranking = ranking_for(self.settings, index, mode)
         depth = k if ranking.mode == "dense" and score_threshold is None else max(k, CANDIDATES)
-        dense, best, lexical = self.candidates(index, query, vector, ranking.mode, depth, allowed)
+        exact = self._served.builder.exact_vectors(index.correction, index.dense.dim) if index.dense.lossy else None
+        dense, best, lexical = self.candidates(index, query, vector, ranking.mode, depth, allowed, exact)
         ranked = fuse(dense, lexical, ranking)
         hits = self._hits(index, vector[0], ranked, dict(dense), best, dict(lexical), k, score_threshold)
         return hits, {**index.describe_search(), "ranking": ranking.describe()}
 
     @staticmethod
-    def candidates(index: SearchIndex, query: str, vector: np.ndarray, mode: str, depth: int, allowed=None):
+    def candidates(index: SearchIndex, query: str, vector: np.ndarray, mode: str, depth: int, allowed=None, exact=None):
         """The dense list (and each document's best passage) and the lexical list that `mode` fuses: what
-        `fit --tune-qrels` fuses every way, so tuning and serving cannot drift apart."""
-        dense, best = dense_hits(index, vector, depth, allowed) if mode != "lexical" else ([], {})
+        `fit --tune-qrels` fuses every way, so tuning and serving cannot drift apart. `exact` re-scores a compressed
+        index's candidates."""
+        dense, best = dense_hits(index, vector, depth, allowed, exact) if mode != "lexical" else ([], {})
         lexical = []
         if mode != "dense" and index.lexical is not None:
             lexical = index.lexical.search(query, depth, allowed=allowed)
@@ -131,13 +133,13 @@ class SearchService(CollectionService):
         return out
 
 
-def dense_hits(index: SearchIndex, vector: np.ndarray, depth: int, allowed) -> tuple[list, dict[str, int]]:
+def dense_hits(index: SearchIndex, vector: np.ndarray, depth: int, allowed, exact=None) -> tuple[list, dict[str, int]]:
     """The top `depth` documents by their best passage's cosine, and which passage that was; passages are
     searched deeper until `depth` distinct documents are found or the index has no more."""
     keys = index.keys_of(allowed) if allowed is not None and index.passages else allowed
     size, want = len(index.dense), depth
     while True:
-        (hits,) = index.dense.search(vector, want, allowed=keys)
+        (hits,) = index.dense.search(vector, want, allowed=keys, exact=exact)
         docs, best = best_passages(hits)
         if len(docs) >= depth or len(hits) < want or want >= size:
             return docs[:depth], best

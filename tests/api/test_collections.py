@@ -203,3 +203,31 @@ def test_a_collection_another_process_creates_after_a_404_is_served_at_once(clie
     finally:
         other.close()
     assert client.get("/collections/late/search", params={"q": "cat"}).status_code == 200
+
+
+def test_a_compressed_collection_re_scores_from_the_stored_vectors_at_its_own_depth(client):
+    """IVF over 4-bit codes at the depth it was created with: every list probed, every candidate re-scored from the
+    stored vectors, so its results are the exact index's, ids and cosines (hashing vectors differ too little for
+    4-bit codes to rank them: without the re-rank they would not be)."""
+    texts = [f"note {i} on topic {i % 7} filed under {i % 11} in box {i % 13}" for i in range(300)]
+    made = client.post("/collections", json={"name": "codes", "index_factory": "IVF4,PQ16x4fs", "index_probe": 4,
+                                             "index_rerank": 300, "correction": "none"})  # fmt: skip
+    assert made.status_code == 201 and made.json()["index_rerank"] == 300
+    exact = {"name": "exact", "index_factory": "Flat", "correction": "none"}  # raw: 64 dims, 16 codes of 4
+    assert client.post("/collections", json=exact).status_code == 201
+    for name in ("codes", "exact"):
+        until_loaded(client, name)
+        for start in range(0, len(texts), 8):  # CE_MAX_TEXTS here
+            docs = [{"id": f"n{i}", "text": texts[i]} for i in range(start, min(start + 8, len(texts)))]
+            assert client.post(f"/collections/{name}/documents", json={"documents": docs}).status_code == 201
+    deadline = time.monotonic() + 60
+    while (index := client.get("/collections/codes").json()["index"])["factory"] != "IVF4,PQ16x4fs":
+        assert time.monotonic() < deadline, index  # served exactly until trained, then rebuilt in the background
+        time.sleep(0.2)
+    assert index["compressed"] and index["params"] == {"nprobe": 4, "rerank": 300}
+    for q in ("note 5 on topic 5", "filed under 3 in box 9", "topic 6"):
+        got, want = (client.get(f"/collections/{c}/search", params={"q": q, "k": 5, "mode": "dense"}).json()["results"]
+                     for c in ("codes", "exact"))  # fmt: skip
+        assert [h["id"] for h in got] == [h["id"] for h in want]
+        assert [h["score"] for h in got] == pytest.approx([h["score"] for h in want], abs=1e-6)
+    assert client.post("/collections", json={"name": "bad", "index_rerank": 0}).status_code == 422

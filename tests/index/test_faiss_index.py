@@ -89,9 +89,9 @@ def test_an_index_that_cannot_delete_in_place_uses_tombstones_and_asks_for_a_reb
 
 
 def test_auto_is_exact_while_small_and_ivf_beyond_the_limit(monkeypatch):
-    assert resolve_factory("auto", 10) == "Flat"
-    assert resolve_factory("HNSW32", 10) == "HNSW32"
-    assert resolve_factory("auto", 1_000_000) == "IVF4096,Flat" and ivf_lists(1_000_000) == 4096
+    assert resolve_factory("auto", 10, 384) == "Flat"
+    assert resolve_factory("HNSW32", 10, 384) == "HNSW32"
+    assert resolve_factory("auto", 1_000_000, 384) == "IVF4096,Flat" and ivf_lists(1_000_000) == 4096
     monkeypatch.setattr(factories, "EXACT_LIMIT", 1000)
     x = clustered(3000)
     small = VectorIndex.build(32, [f"d{i}" for i in range(500)], x[:500])

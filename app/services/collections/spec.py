@@ -37,6 +37,8 @@ class CollectionSpec:
     lexical_weight: float | None = None
     lexical_language: str | None = None  # the lexical index's stemmer and stop words
     lexical_stopwords: bool | None = None
+    index_probe: int | None = None  # nprobe / efSearch over the calibrated one
+    index_rerank: int | None = None  # candidates a compressed index re-scores exactly
     state: str = "ready"  # loading: created before its backbone loaded, so `correction` and `fingerprint` wait
     requested_correction: str | None = None  # while loading: auto, none or an artifact id, resolved once loaded
     error: str | None = None  # failed: why its backbone or settings could not serve
@@ -101,4 +103,5 @@ class CollectionFollower:
             return None
 
 
-SEARCH_SETTINGS = ("search_mode", "fusion", "lexical_weight", "lexical_language", "lexical_stopwords")
+SEARCH_SETTINGS = ("search_mode", "fusion", "lexical_weight", "lexical_language", "lexical_stopwords", "index_probe",
+                   "index_rerank")  # fmt: skip

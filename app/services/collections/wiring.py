@@ -8,6 +8,7 @@ from app.core.config import Settings
 from app.correction.pipeline import Correction
 from app.engine.encoder import BatchingEngine
 from app.index.builder import IndexBuilder
+from app.index.calibration import SearchDepth
 from app.index.lexical import Analyzer, remove_abandoned
 from app.index.live import LiveIndex, PublishedCorrection, ServedIndex, WriterIndex
 from app.index.passages import splitter_for
@@ -45,7 +46,8 @@ def open_collection_services(
     work_dir = settings.data_dir / "lexical"
     remove_abandoned(work_dir)
     builder = IndexBuilder(store, collection_key, engine.backbone.dim, factory=settings.index_factory,
-                         recall=settings.index_recall, encode=engine.encode, analyzer=analyzer,
+                         recall=settings.index_recall, depth=SearchDepth(settings.index_probe, settings.index_rerank),
+                         encode=engine.encode, analyzer=analyzer,
                          work_dir=work_dir)  # fmt: skip
     if search:
         served: ServedIndex = LiveIndex(
