@@ -10,6 +10,7 @@ import faiss
 import numpy as np
 
 from app.backbones import build_backbone
+from app.benchmarks.streamed import scratch_dir, streamed_build
 from app.benchmarks.synthetic import GaussianMixture
 from app.benchmarks.throughput import percentile
 from app.correction.pipeline import Correction, l2_normalize
@@ -35,13 +36,16 @@ class SearchFigures:
     p50_ms: float
     p99_ms: float
     build_s: float
-    memory_mb: float
+    memory_mb: float  # the FAISS structure, serialized
+    resident_mb: float | None = None  # anonymous memory the index added to the process: FAISS and its id maps
+    stored_mb: float | None = None  # the float16 vectors a compressed index re-ranks from (Redis, in the service)
 
     def row(self) -> str:
+        resident = f", resident {self.resident_mb:,.0f} MB" if self.resident_mb is not None else ""
         return (
             f"{self.name}: n {self.n:,}, dim {self.dim}, {self.index} {self.params or ''}: "
             f"recall@10 {self.recall_at_10:.4f}, p50 {self.p50_ms:.3f} ms, p99 {self.p99_ms:.3f} ms "
-            f"(one thread), build {self.build_s:.1f} s, memory {self.memory_mb:.0f} MB"
+            f"(one thread), build {self.build_s:.1f} s, memory {self.memory_mb:.0f} MB{resident}"
         )
 
 
@@ -52,16 +56,18 @@ def exact_neighbours(queries: np.ndarray, vectors: np.ndarray, k: int = K) -> np
     )[1]
 
 
-def one_thread_latencies(index: VectorIndex, queries: np.ndarray, k: int = K) -> tuple[list[float], list[list[str]]]:
-    """Each query alone, on one thread, through the same call the service makes."""
+def one_thread_latencies(
+    index: VectorIndex, queries: np.ndarray, k: int = K, exact=None
+) -> tuple[list[float], list[list[str]]]:
+    """Each query alone, on one thread, through the same call the service makes (re-ranked from `exact`)."""
     threads = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)
     try:
-        index.search(queries[:20], k)  # warm caches
+        index.search(queries[:20], k, exact=exact)  # warm caches
         seconds, found = [], []
         for row in queries:
             start = time.perf_counter()
-            (hits,) = index.search(row[None, :], k)
+            (hits,) = index.search(row[None, :], k, exact=exact)
             seconds.append(time.perf_counter() - start)
             found.append([doc_id for doc_id, _ in hits])
         return seconds, found
@@ -78,20 +84,40 @@ def measure(
     index = VectorIndex.build(vectors.shape[1], ids, vectors, factory=factory, recall=recall, progress=progress)
     build_s = time.perf_counter() - start
     truth = exact_neighbours(queries, vectors)
-    seconds, found = one_thread_latencies(index, queries)
+    exact = (lambda keys: vectors[[int(k) for k in keys]]) if index.lossy else None  # noqa: E731
+    seconds, found = one_thread_latencies(index, queries, exact=exact)
+    return figures(name, index, truth, seconds, found, build_s)
+
+
+def figures(name, index: VectorIndex, truth: np.ndarray, seconds, found, build_s: float, **extra) -> SearchFigures:
+    """recall@10 of what was found against the exact top-10, and the timings."""
     hits = [len({str(j) for j in t} & set(f)) for t, f in zip(truth.tolist(), found, strict=True)]
     return SearchFigures(
         name=name,
-        n=len(vectors),
-        dim=vectors.shape[1],
+        n=len(index),
+        dim=index.dim,
         index=index.factory,
-        params=dict(index.params),
-        recall_at_10=round(sum(hits) / (K * len(queries)), 4),
+        params=index.searched_with,
+        recall_at_10=round(sum(hits) / (K * len(truth)), 4),
         p50_ms=round(percentile(seconds, 50) * 1000, 3),
         p99_ms=round(percentile(seconds, 99) * 1000, 3),
         build_s=round(build_s, 1),
         memory_mb=round(index.memory_bytes() / 1e6, 1),
+        **extra,
     )
+
+
+def measure_streamed(mixture: GaussianMixture, n: int, asked: np.ndarray, *, factory: str, recall: float,
+                     work_dir: Path, progress: bool = True) -> SearchFigures:  # fmt: skip
+    """`n` mixture documents built a chunk at a time, never all in memory; a compressed index re-ranks from
+    their float16 copy on disk, as the service re-ranks from Redis."""
+    with scratch_dir(work_dir) as folder:
+        built = streamed_build(mixture, n, asked, factory=factory, recall=recall, work_dir=Path(folder),
+                               progress=progress)  # fmt: skip
+        seconds, found = one_thread_latencies(built.index, asked, exact=built.exact if built.index.lossy else None)
+        return figures("synthetic", built.index, built.truth, seconds, found, built.build_s,
+                       resident_mb=round(built.resident_bytes / 1e6, 1),
+                       stored_mb=round(built.stored.nbytes / 1e6, 1))  # fmt: skip
 
 
 def held_out(vectors: np.ndarray, queries: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -148,10 +174,9 @@ def run(settings, sts_dir: Path, *, n: int, dim: int | None, queries: int, facto
     raw = cached_encode(backbone, sentences, settings.data_dir / "cache")
     corrected, correction_id = corrected_at(backbone, sentences, raw, find_bundled(settings.models_dir, backbone), dim)
     mixture = GaussianMixture.fit(corrected)
-    docs = mixture.sample(n, seed=1, progress=progress)
     asked = mixture.sample(queries, seed=2)
-    synthetic = measure("synthetic", docs, asked, factory=factory, recall=settings.index_recall, progress=progress)
-    del docs
+    synthetic = measure_streamed(mixture, n, asked, factory=factory, recall=settings.index_recall,
+                                 work_dir=settings.data_dir / "bench", progress=progress)  # fmt: skip
     real_docs, real_queries = held_out(corrected, queries)
     real = [
         measure("sts", real_docs, real_queries, factory=factory, recall=settings.index_recall),

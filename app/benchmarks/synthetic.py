@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import faiss
@@ -62,8 +63,16 @@ class GaussianMixture:
 
     def sample(self, n: int, *, seed: int = 0, chunk: int = 65_536, progress: bool = False) -> np.ndarray:
         """n unit vectors, float32, drawn component by component in chunks (memory: the output only)."""
-        rng = np.random.default_rng(seed)
         out = np.empty((n, self.dim), dtype=np.float32)
+        start = 0
+        for block in self.chunks(n, seed=seed, chunk=chunk, progress=progress):
+            out[start : start + len(block)] = block
+            start += len(block)
+        return out
+
+    def chunks(self, n: int, *, seed: int = 0, chunk: int = 65_536, progress: bool = False) -> Iterator[np.ndarray]:
+        """The same n unit vectors as `sample`, a chunk at a time (memory: one chunk)."""
+        rng = np.random.default_rng(seed)
         for start in tqdm(range(0, n, chunk), desc="sampling", unit="chunk", disable=not progress, leave=False):
             m = min(chunk, n - start)
             comp = rng.choice(len(self.weights), size=m, p=self.weights)
@@ -71,5 +80,4 @@ class GaussianMixture:
             for c in np.unique(comp):
                 rows = np.flatnonzero(comp == c)
                 block[rows] = self.means[c] + rng.standard_normal((len(rows), self.dim)) @ self.factors[c].T
-            out[start : start + m] = l2_normalize(block)
-        return out
+            yield l2_normalize(block).astype(np.float32)

@@ -43,7 +43,13 @@ def test_bench_search_prints_every_figure_against_exact_search(tmp_path):
     assert hybrid["n"] == 3000 and hybrid["passages"] == 3000 and hybrid["lexical_bytes_per_doc"] > 0
     assert all(0 < hybrid[m]["p50_ms"] <= hybrid[m]["p99_ms"] for m in ("dense", "lexical", "hybrid"))
     assert hybrid["ranking"]["mode"] == "hybrid"
-    r = run_cli("bench-search", "--n", "1000", "--queries", "10", "--hybrid-docs", "0", env=env)  # STS-B cached now
+    assert result["stored_mb"] == pytest.approx(25000 * 64 * 2 / 1e6) and result["resident_mb"] > 0
+    codes = ("--index", "IVF64,SQ8", "--queries", "100", "--hybrid-docs", "0", "--json")  # hashing: too alike for PQ
+    r = run_cli("bench-search", "--n", "25000", *codes, env=env)  # STS-B cached now
+    compressed = json.loads(r.stdout.strip().splitlines()[-1])
+    assert compressed["index"] == "IVF64,SQ8" and compressed["params"]["rerank"] >= 50  # re-ranked from disk
+    assert compressed["recall_at_10"] >= 0.85 and compressed["memory_mb"] < result["memory_mb"] / 3
+    r = run_cli("bench-search", "--n", "1000", "--queries", "10", "--hybrid-docs", "0", env=env)
     assert r.returncode == 0 and r.stdout.startswith("synthetic: n 1,000, dim 64, Flat")
     r = run_cli("bench-search", "--n", "1000", "--dim", "8", "--hybrid-docs", "0", env=env)
     assert r.returncode == 2 and "no correction to reduce dims" in r.stderr
