@@ -222,7 +222,8 @@ class VectorIndex:
         """Set the search depth for the recall target on queries whose true top-10 labels are known; `rows` gives
         the exact vectors of labels, for a compressed index's re-ranking."""
         with self._lock.reading():
-            found = calibrate(self._index, queries, truth, self.recall, selves=selves, rows=rows if self.lossy else None)
+            rows = rows if self.lossy else None
+            found = calibrate(self._index, queries, truth, self.recall, selves=selves, rows=rows)
         self.params = found or self.params
         return self.params
 

@@ -60,7 +60,8 @@ def test_embed_similarity_and_search_use_the_served_correction(served):
         hits = c.get("/search", params={"q": DOCS[2], "k": 3}).json()["results"]
         stored = as_stored(backbone, correction, DOCS)
         assert hits[0]["id"] == "d2" and hits[0]["score"] == pytest.approx(1.0, abs=COSINE_ERROR)
-        assert [h["score"] for h in hits] == pytest.approx(sorted((stored @ want[2]).tolist(), reverse=True)[:3], abs=1e-5)
+        expected = sorted((stored @ want[2]).tolist(), reverse=True)[:3]
+        assert [h["score"] for h in hits] == pytest.approx(expected, abs=1e-5)
 
 
 def test_after_a_restart_the_index_is_rebuilt_in_the_served_space(served):
@@ -73,7 +74,8 @@ def test_after_a_restart_the_index_is_rebuilt_in_the_served_space(served):
     with serve_app(create_app(settings)) as c:
         hits = c.get("/search", params={"q": DOCS[0], "k": 3}).json()["results"]
         stored = as_stored(backbone, correction, DOCS)
-        assert [h["score"] for h in hits] == pytest.approx(sorted((stored @ want[0]).tolist(), reverse=True)[:3], abs=1e-5)
+        expected = sorted((stored @ want[0]).tolist(), reverse=True)[:3]
+        assert [h["score"] for h in hits] == pytest.approx(expected, abs=1e-5)
 
 
 def test_a_pinned_file_serves_this_process_and_moves_no_one_else(hashing_settings, store, tmp_path):

@@ -52,7 +52,9 @@ def test_candidates_are_re_scored_exactly_and_the_re_rank_lifts_recall():
     truth = faiss.knn(queries, x, 10, metric=faiss.METRIC_INNER_PRODUCT)[1]
 
     def recall(results):
-        return np.mean([len({int(k[1:]) for k, _ in hits} & set(t)) / 10 for hits, t in zip(results, truth.tolist())])
+        return np.mean(
+            [len({int(k[1:]) for k, _ in hits} & set(t)) / 10 for hits, t in zip(results, truth.tolist(), strict=True)]
+        )
 
     codes_only, reranked = index.search(queries, 10), index.search(queries, 10, exact=stored(x))
     assert recall(reranked) >= 0.95 > recall(codes_only)
