@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.options import EXIT_BAD_INPUT, AddressOpt, EngineOpt, WorkersOpt, fail, guarded
+from app.cli.options import EXIT_BAD_INPUT, AddressOpt, EngineOpt, JsonLastOpt, WorkersOpt, fail, guarded
 from app.core.config import get_settings
 
 
@@ -40,35 +41,40 @@ def serve(
 @guarded
 def index_documents(
     corpus: Annotated[Path, typer.Option(help="One text per line, or JSON lines with id, text, metadata.")],
-    batch: Annotated[int, typer.Option(min=1, help="Documents per write.")] = 256,
+    batch: Annotated[int, typer.Option(min=1, help="Documents per write (each acknowledged by Redis).")] = 256,
     collection: Annotated[str | None, typer.Option(help="Into this collection; default the default one.")] = None,
+    restart: Annotated[
+        bool, typer.Option(help="Read the corpus from its start, not where the last run stopped.")
+    ] = False,
     engine: EngineOpt = "local",
     address: AddressOpt = None,
     workers: WorkersOpt = 2,
+    as_json: JsonLastOpt = False,
 ) -> None:
-    """Add documents to the store (and so to every index built from it); prints how many."""
-    from app.offline.datasets import read_documents
-
-    docs = read_documents(corpus)
+    """Stream a corpus into the store (and so into every index built from it), a batch at a time in bounded
+    memory. A killed run, started again, resumes after the last batch Redis acknowledged; documents already stored
+    with the same text and metadata are not encoded again. Prints the documents per second."""
     if engine == "ray" and collection:
         raise fail("--engine ray indexes into the default collection only", EXIT_BAD_INPUT)
     if engine == "ray":
-        _index_on_ray(docs, address, workers)
-        return
-    from tqdm.auto import tqdm
+        from app.offline.datasets import read_documents
 
+        _index_on_ray(read_documents(corpus), address, workers)
+        return
     from app.services.container import Services
+    from app.services.ingestion import Ingestion
 
     settings = get_settings()
     services = Services.from_settings(settings.model_copy(update={"max_texts": max(batch, 1)}), search=False)
     try:
         documents = services.collections.get(collection).services.documents if collection else services.documents
-        with tqdm(total=len(docs), desc="indexing", unit="doc") as bar:
-            for start in range(0, len(docs), batch):
-                chunk = docs[start : start + batch]
-                documents.add(chunk)
-                bar.update(len(chunk))
-        typer.echo(f"indexed {len(docs)} documents; the store holds {documents.count()}")
+        report = Ingestion(services.store, documents).run(corpus, batch=batch, restart=restart)
+        resumed = f", resumed after line {report.resumed_at_line:,}" if report.resumed_at_line else ""
+        typer.echo(f"indexed {report.read:,} documents ({report.encoded:,} encoded, {report.unchanged:,} already "
+                   f"stored){resumed} in {report.seconds:.1f} s: {report.per_second:,.0f} documents per second; "
+                   f"the store holds {documents.count():,}", err=as_json)  # fmt: skip
+        if as_json:
+            typer.echo(json.dumps({**report.to_dict(), "stored": documents.count()}))
     finally:
         services.close()
 

@@ -112,25 +112,45 @@ def corpus_sha256(sentences: list[str]) -> str:
 
 def read_documents(path: Path) -> list[DocumentInput]:
     """Documents: JSON lines with `text` (and optional `id`, `metadata`), or one plain text per line."""
-    path = Path(path)
-    docs: list[DocumentInput] = []
-    for lineno, line in _lines(path):
-        if not line.lstrip().startswith("{"):
-            docs.append(DocumentInput(text=line.strip()))
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataFileError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-        text = obj.get("text") if isinstance(obj, dict) else None
-        if not isinstance(text, str) or not text.strip():
-            raise DataFileError(f"{path}:{lineno}: a JSON line needs a non-empty string 'text'")
-        doc_id, meta = obj.get("id"), obj.get("metadata")
-        if doc_id is not None and not isinstance(doc_id, str | int):
-            raise DataFileError(f"{path}:{lineno}: 'id' must be a string")
-        if meta is not None and not isinstance(meta, dict):
-            raise DataFileError(f"{path}:{lineno}: 'metadata' must be an object")
-        docs.append(DocumentInput(text=text, id=None if doc_id is None else str(doc_id), metadata=meta))
+    docs = [parse_document(path, lineno, line) for lineno, line in _lines(path)]
     if not docs:
         raise DataFileError(f"{path}: no documents")
     return docs
+
+
+def stream_documents(path: Path, offset: int = 0, lineno: int = 0) -> Iterator[tuple[DocumentInput, int, int]]:
+    """(document, byte offset after its line, its line number) from `offset` on (line `lineno` ended there): a
+    corpus of any size read a line at a time, resumable where an earlier run stopped."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataFileError(f"{path}: file not found")
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        for raw in fh:
+            offset += len(raw)
+            lineno += 1
+            try:
+                line = raw.decode("utf-8").rstrip("\n").rstrip("\r")
+            except UnicodeDecodeError as exc:
+                raise DataFileError(f"{path}:{lineno}: not valid UTF-8 ({exc})") from exc
+            if line.strip():
+                yield parse_document(path, lineno, line), offset, lineno
+
+
+def parse_document(path: Path, lineno: int, line: str) -> DocumentInput:
+    """One corpus line: a JSON object with `text` (and optional `id`, `metadata`), else the plain text."""
+    if not line.lstrip().startswith("{"):
+        return DocumentInput(text=line.strip())
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataFileError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+    text = obj.get("text") if isinstance(obj, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        raise DataFileError(f"{path}:{lineno}: a JSON line needs a non-empty string 'text'")
+    doc_id, meta = obj.get("id"), obj.get("metadata")
+    if doc_id is not None and not isinstance(doc_id, str | int):
+        raise DataFileError(f"{path}:{lineno}: 'id' must be a string")
+    if meta is not None and not isinstance(meta, dict):
+        raise DataFileError(f"{path}:{lineno}: 'metadata' must be an object")
+    return DocumentInput(text=text, id=None if doc_id is None else str(doc_id), metadata=meta)

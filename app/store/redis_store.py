@@ -11,12 +11,13 @@ from app.store.calls import store_call
 from app.store.change_log import ChangeLog
 from app.store.collection_store import CollectionStore
 from app.store.documents import DocumentStore
+from app.store.ingestion import IngestionCheckpoints
 from app.store.replicas import ReplicaPositions
 
 
 class RedisStore:
     """Key layout under `prefix`: artifacts by backbone fingerprint; documents, change log and replica positions
-    by collection key; collections' settings by name."""
+    and ingestion checkpoints by collection key; collections' settings by name."""
 
     def __init__(self, client: redis.Redis, prefix: str = "ce"):
         self.client = client
@@ -26,6 +27,7 @@ class RedisStore:
         self.documents = DocumentStore(client, prefix, self.changes)
         self.replicas = ReplicaPositions(client, prefix)
         self.collections = CollectionStore(client, prefix)
+        self.ingestion = IngestionCheckpoints(client, prefix)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "ce") -> RedisStore:
@@ -55,4 +57,5 @@ class RedisStore:
         dropped = self.documents.drop(collection_key)
         self.changes.drop(collection_key)
         self.replicas.drop(collection_key)
+        self.ingestion.drop(collection_key)
         return dropped
