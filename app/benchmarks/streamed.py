@@ -1,24 +1,23 @@
 """`bench-search` at a scale that does not fit in memory twice: the documents drawn a chunk at a time into the
-index, a float16 copy on disk (the stored vectors a compressed index re-ranks from) and the exact top-10."""
+index (as the service builds from its store), a float16 copy on disk (the stored vectors a compressed index
+re-ranks from) and the exact top-10."""
 
 from __future__ import annotations
 
 import gc
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
 from app.benchmarks.synthetic import GaussianMixture
-from app.index.calibration import CALIBRATION_QUERIES
 from app.index.faiss_index import VectorIndex
+from app.index.streaming import ChunkedBuild, ExactTopK
 
-CHUNK = 262_144  # vectors drawn, added and searched exactly at a time; the first chunk trains the lists
-K = 10
+CHUNK = 65_536  # vectors drawn, added and searched exactly at a time
 
 
 def resident_anon_bytes() -> int:
@@ -30,32 +29,10 @@ def resident_anon_bytes() -> int:
 
 
 @dataclass
-class ExactTopK:
-    """The running exact top-k of fixed queries over documents seen a chunk at a time."""
-
-    queries: np.ndarray
-    k: int = K
-    scores: np.ndarray = field(init=False)
-    labels: np.ndarray = field(init=False)
-
-    def __post_init__(self):
-        self.scores = np.full((len(self.queries), self.k), -np.inf, dtype=np.float32)
-        self.labels = np.full((len(self.queries), self.k), -1, dtype=np.int64)
-
-    def add(self, block: np.ndarray, first_label: int) -> None:
-        scores, labels = faiss.knn(self.queries, block, self.k, metric=faiss.METRIC_INNER_PRODUCT)
-        scores = np.hstack([self.scores, scores])
-        labels = np.hstack([self.labels, labels + first_label])
-        best = np.argsort(-scores, axis=1, kind="stable")[:, : self.k]
-        self.scores = np.take_along_axis(scores, best, axis=1)
-        self.labels = np.take_along_axis(labels, best, axis=1)
-
-
-@dataclass
 class StreamedBuild:
     """An index built from a mixture a chunk at a time, with what measuring it needs."""
 
-    index: VectorIndex
+    index: VectorIndex | None
     stored: np.ndarray  # float16 (n, d) memmap: the documents as the store keeps them
     truth: np.ndarray  # exact top-10 labels of the measured queries
     build_s: float  # training, adding and calibrating; not drawing the vectors nor the exact search
@@ -73,30 +50,29 @@ def streamed_build(
     mixture: GaussianMixture, n: int, asked: np.ndarray, *, factory: str, recall: float, work_dir: Path,
     progress: bool = True,
 ) -> StreamedBuild:  # fmt: skip
-    """Draw n documents in chunks into the index the service would build for n, a float16 copy on disk and the
-    exact top-10 of `asked`; calibrate on held-out queries against their exact top-10, re-ranking from the copy."""
-    calibration = mixture.sample(CALIBRATION_QUERIES, seed=3)
-    exact = ExactTopK(np.ascontiguousarray(np.vstack([asked, calibration])))
+    """Draw n documents in chunks into the index the service builds from its store (`ChunkedBuild`), a float16
+    copy on disk and the exact top-10 of `asked`; a compressed index calibrates its re-rank on the copy."""
+    exact = ExactTopK(np.ascontiguousarray(asked))
     stored = np.lib.format.open_memmap(work_dir / "stored.npy", mode="w+", dtype=np.float16, shape=(n, mixture.dim))
+    built = StreamedBuild(None, stored, exact.labels, 0.0, 0)
     gc.collect()
-    before, build_s, index, start = resident_anon_bytes(), 0.0, None, 0
+    before, build_s, start = resident_anon_bytes(), 0.0, 0
+    filling = ChunkedBuild(mixture.dim, n, factory=factory, recall=recall)
     with tqdm(total=n, desc="index, store, exact", unit="vec", disable=not progress) as bar:
         for block in mixture.chunks(n, seed=1, chunk=CHUNK):
             began = time.perf_counter()
-            if index is None:
-                index = VectorIndex.sized(mixture.dim, n, block, factory=factory, recall=recall)
-            index.upsert([str(i) for i in range(start, start + len(block))], block)
+            filling.add([str(i) for i in range(start, start + len(block))], block)
             build_s += time.perf_counter() - began
             stored[start : start + len(block)] = block
             exact.add(block, start)
             start += len(block)
             bar.update(len(block))
     stored.flush()
-    built = StreamedBuild(index, stored, exact.labels[: len(asked)], 0.0, 0)
     began = time.perf_counter()
-    index.calibrate_on(calibration, exact.labels[len(asked) :], rows=built.rows)
+    built.index = filling.finish(built.exact)
     built.build_s = round(build_s + time.perf_counter() - began, 1)
-    del block
+    built.truth = exact.labels
+    del block, filling
     gc.collect()
     built.resident_bytes = resident_anon_bytes() - before
     return built

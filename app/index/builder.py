@@ -23,6 +23,7 @@ from app.index.fusion import passage_key, passage_of
 from app.index.lexical import Analyzer, LexicalIndex
 from app.index.passages import stored_spans
 from app.index.search_index import SearchIndex
+from app.index.streaming import ChunkedBuild
 from app.store.change_log import Change, change_key
 from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
@@ -146,17 +147,18 @@ class IndexBuilder:
         changes made meanwhile."""
         started = time.monotonic()
         applied = self.store.changes.last_id(self.collection_key)
-        keys, chunks, fields, passages, seen = [], [], FieldIndex(), {}, set()
+        fields, passages, seen = FieldIndex(), {}, set()
         lexical = self.new_lexical()
         total = self.store.documents.count(self.collection_key)
+        dim = correction.search.dim if correction else self.raw_dim
+        filling = ChunkedBuild(dim, total, factory=self.factory, correction_id=correction.id if correction else None,
+                               recall=self.recall, depth=self.depth)  # fmt: skip
         try:
             with tqdm(total=total, desc="index: reading store", unit="doc", disable=not progress, leave=False) as bar:
                 for batch in self.store.documents.scan(self.collection_key):
                     batch = [d for d in batch if d.id not in seen]  # SSCAN may return an id twice while Redis rehashes
                     seen.update(d.id for d in batch)
-                    batch_keys, vectors = self.passage_vectors(batch, correction)
-                    keys.extend(batch_keys)
-                    chunks.append(vectors)
+                    filling.add(*self.passage_vectors(batch, correction))
                     for d in batch:
                         fields.upsert(d.id, json.loads(d.metadata_json))
                         if d.passages:
@@ -166,11 +168,7 @@ class IndexBuilder:
                     bar.update(len(batch))
             if lexical is not None:
                 lexical.commit()
-            dim = correction.search.dim if correction else self.raw_dim
-            vectors = np.concatenate(chunks) if chunks else np.empty((0, dim), dtype=np.float32)
-            correction_id = correction.id if correction else None
-            dense = VectorIndex.build(dim, keys, vectors, factory=self.factory, correction_id=correction_id,
-                                      recall=self.recall, depth=self.depth)  # fmt: skip
+            dense = filling.finish(self.exact_vectors(correction, dim))
             index = SearchIndex(correction, dense, fields, applied, lexical=lexical, passages=passages)
             self.catch_up(index)
         except BaseException:

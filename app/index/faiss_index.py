@@ -116,6 +116,10 @@ class VectorIndex:
     def dead(self) -> int:
         return len(self._dead)
 
+    def keys_at(self, labels: Sequence[int]) -> list[str | None]:
+        """The keys FAISS labels stand for (None for a removed one)."""
+        return [self._doc_of[label] for label in labels]
+
     @property
     def lossy(self) -> bool:
         """It keeps codes, not vectors: searches given the exact vectors re-score its candidates with them."""
