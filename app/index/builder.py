@@ -23,6 +23,7 @@ from app.index.fusion import passage_key, passage_of
 from app.index.lexical import Analyzer, LexicalIndex
 from app.index.passages import stored_spans
 from app.index.search_index import SearchIndex
+from app.index.shards import Shard
 from app.index.streaming import ChunkedBuild
 from app.store.change_log import Change, change_key
 from app.store.documents import DocumentRecord
@@ -54,6 +55,7 @@ class IndexBuilder:
         encode: Encode | None = None,
         analyzer: Analyzer | None = None,
         work_dir: Path | None = None,
+        shard: Shard | None = None,
     ):
         self.store = store
         self.encode = encode  # for a correction that pools its own way (SIF): documents are encoded again
@@ -64,6 +66,13 @@ class IndexBuilder:
         self.depth = depth or SearchDepth()
         self.analyzer = analyzer  # None: no lexical index (a writer's index)
         self.work_dir = Path(work_dir) if work_dir else Path(tempfile.gettempdir()) / "ce-lexical"
+        self.shard = shard  # None: every document of the collection; else only those this shard holds
+
+    def stored_count(self) -> int:
+        """How many stored documents this index should hold: the collection's, or its shard's (a scan of ids)."""
+        if self.shard is None:
+            return self.store.documents.count(self.collection_key)
+        return len({d for ids in self.store.documents.ids(self.collection_key) for d in self.shard.held(ids)})
 
     def new_lexical(self) -> LexicalIndex | None:
         """An empty lexical index in a working folder of this process's own."""
@@ -149,14 +158,15 @@ class IndexBuilder:
         applied = self.store.changes.last_id(self.collection_key)
         fields, passages, seen = FieldIndex(), {}, set()
         lexical = self.new_lexical()
-        total = self.store.documents.count(self.collection_key)
+        total = self.stored_count()
         dim = correction.search.dim if correction else self.raw_dim
         filling = ChunkedBuild(dim, total, factory=self.factory, correction_id=correction.id if correction else None,
                                recall=self.recall, depth=self.depth)  # fmt: skip
         try:
             with tqdm(total=total, desc="index: reading store", unit="doc", disable=not progress, leave=False) as bar:
-                for batch in self.store.documents.scan(self.collection_key):
-                    batch = [d for d in batch if d.id not in seen]  # SSCAN may return an id twice while Redis rehashes
+                for ids in self.store.documents.ids(self.collection_key):
+                    ids = [d for d in ids if d not in seen and self._holds(d)]  # SSCAN may repeat an id
+                    batch = [d for d in self.store.documents.get(self.collection_key, ids) if d is not None]
                     seen.update(d.id for d in batch)
                     filling.add(*self.passage_vectors(batch, correction))
                     for d in batch:
@@ -224,10 +234,17 @@ class IndexBuilder:
                 yield change
                 after = change.id
 
+    def _holds(self, doc_id: str) -> bool:
+        return self.shard is None or self.shard.holds(doc_id)
+
+    def touched(self, change: Change) -> list[str]:
+        """The ids of a change's documents that this index holds (a shard's only)."""
+        return change.doc_ids if self.shard is None else self.shard.held(change.doc_ids)
+
     def stored(self, change: Change) -> list[DocumentRecord | None]:
-        """The stored state of a change's documents (None where gone): replays apply it, so they are safe."""
-        return [None] * len(change.doc_ids) if change.op == "delete" else self.store.documents.get(
-            self.collection_key, change.doc_ids)  # fmt: skip
+        """The stored state of the documents `touched` gives (None where gone): replays apply it, so they are safe."""
+        ids = self.touched(change)
+        return [None] * len(ids) if change.op == "delete" else self.store.documents.get(self.collection_key, ids)
 
     def catch_up(self, index: SearchIndex) -> int:
         """Apply the change-log entries newer than `index.applied` (raises ChangeLogGap, see `changes`)."""
@@ -239,7 +256,8 @@ class IndexBuilder:
                 else:
                     records = self.stored(change)
                     self.apply(index, [r for r in records if r is not None], commit=False)
-                    index.remove([d for d, r in zip(change.doc_ids, records, strict=True) if r is None], commit=False)
+                    gone = [d for d, r in zip(self.touched(change), records, strict=True) if r is None]
+                    index.remove(gone, commit=False)
                 index.applied = change.id
                 applied += 1
             return applied

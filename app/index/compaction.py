@@ -32,7 +32,7 @@ def replay_lexical(builder: IndexBuilder, lexical: LexicalIndex, after: str, unt
     """Apply the change-log entries in (after, until] to a lexical index alone (raises ChangeLogGap)."""
     for change in builder.changes(after, until):
         stored = builder.stored(change)
-        lexical.remove([d for d, r in zip(change.doc_ids, stored, strict=True) if r is None])
+        lexical.remove([d for d, r in zip(builder.touched(change), stored, strict=True) if r is None])
         kept = [r for r in stored if r is not None]
         lexical.upsert([r.id for r in kept], [r.text for r in kept], replaced=len(kept))
     lexical.commit()

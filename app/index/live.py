@@ -68,7 +68,8 @@ class LiveIndex:
         self.collection_key = builder.collection_key
         self.replica = uuid.uuid4().hex[:12]  # names the change-log position this process reports
         self._replica_timeout = replica_timeout
-        self.snapshots = SnapshotFile(builder.store, builder.collection_key, snapshot_dir)
+        part = builder.shard.name if builder.shard else None
+        self.snapshots = SnapshotFile(builder.store, builder.collection_key, snapshot_dir, part=part)
         self._published = published
         self._follow_interval = follow_interval
         self._snapshot_interval = snapshot_interval
@@ -109,7 +110,7 @@ class LiveIndex:
                 replayed = builder.catch_up(index)
             except ChangeLogGap as gap:
                 raise SnapshotRefused(str(gap)) from gap
-            stored = builder.store.documents.count(builder.collection_key)
+            stored = builder.stored_count()
             if index.documents != stored:
                 raise SnapshotRefused(f"{index.documents} documents after replay, the store holds {stored}")
             if index.lexical is not None and len(index.lexical) != stored:

@@ -34,10 +34,11 @@ class SnapshotRefused(Exception):
 class SnapshotFile:
     """The snapshot of one backbone's search space, named by the store's key prefix and the collection key."""
 
-    def __init__(self, store: RedisStore, collection_key: str, folder: Path | None):
+    def __init__(self, store: RedisStore, collection_key: str, folder: Path | None, *, part: str | None = None):
         self.store = store
         self.collection_key = collection_key
-        tag = hashlib.sha256(f"{store.prefix}:{collection_key}".encode()).hexdigest()[:16]
+        self.part = part  # a shard's name: its snapshot is its own file, checked to be that shard's
+        tag = hashlib.sha256(f"{store.prefix}:{collection_key}{':' + part if part else ''}".encode()).hexdigest()[:16]
         self.path = Path(folder) / f"{tag}.npz" if folder else None
 
     def capture(self, index: SearchIndex) -> tuple[np.ndarray, dict]:
@@ -53,6 +54,7 @@ class SnapshotFile:
             "format": SNAPSHOT_FORMAT,
             "store_id": self.store.store_id(),
             "collection": self.collection_key,
+            "part": self.part,
             "applied": index.applied,
             "dense": meta,
             "fields": index.fields.state(),
@@ -137,6 +139,7 @@ class SnapshotFile:
             (state.get("sha256") == hashlib.sha256(data.tobytes()).hexdigest(), "checksum mismatch"),
             (state.get("store_id") == self.store.store_id(), "taken against another Redis dataset"),
             (state.get("collection") == self.collection_key, "another collection's documents"),
+            (state.get("part") == self.part, f"part {state.get('part')} of the collection, this is {self.part}"),
             (dense["correction_id"] == wanted, f"built with {dense['correction_id']}, serving {wanted}"),
             (dense["requested"] == factory, f"index {dense['requested']}, settings {factory}"),
             (dense["recall"] == recall, f"calibrated for recall {dense['recall']}"),

@@ -84,12 +84,16 @@ class DocumentStore(KeyedStore):
 
     def scan(self, collection_key: str, batch: int = 1000) -> Iterator[list[DocumentRecord]]:
         """Every stored document, in batches (SSCAN, so a large corpus never sits in one reply)."""
+        for ids in self.ids(collection_key, batch):
+            yield [d for d in self.get(collection_key, ids) if d is not None]
+
+    def ids(self, collection_key: str, batch: int = 1000) -> Iterator[list[str]]:
+        """Every stored document's id, in batches (SSCAN: one may come twice while Redis rehashes)."""
         cursor = 0
         while True:
             cursor, ids = self._scan_ids(collection_key, cursor, batch)
             if ids:
-                docs = self.get(collection_key, [i.decode() for i in ids])
-                yield [d for d in docs if d is not None]
+                yield [i.decode() for i in ids]
             if cursor == 0:
                 return
 

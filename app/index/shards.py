@@ -1,0 +1,41 @@
+"""A collection split by document id into shards: which shard holds a document, and one top-k from theirs."""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard `number` of `count`: it holds the documents whose id hashes to it (all passages of each)."""
+
+    number: int
+    count: int
+
+    def __post_init__(self):
+        if not 0 <= self.number < self.count:
+            raise ValueError(f"shard {self.number} of {self.count} does not exist")
+
+    @property
+    def name(self) -> str:
+        return f"shard{self.number}of{self.count}"
+
+    def holds(self, doc_id: str) -> bool:
+        return shard_of(doc_id, self.count) == self.number
+
+    def held(self, doc_ids: Iterable[str]) -> list[str]:
+        return [d for d in doc_ids if self.holds(d)]
+
+
+def shard_of(doc_id: str, count: int) -> int:
+    """A stable hash (the same in every process and Python, unlike `hash`), so any process can route an id."""
+    digest = hashlib.blake2b(doc_id.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % count
+
+
+def merged(per_shard: Sequence[Sequence[tuple[str, float]]], k: int) -> list[tuple[str, float]]:
+    """The top-k (id, score) of disjoint shards' own top-k lists, best first (ties by id, so the order is stable)."""
+    return heapq.nsmallest(k, (hit for hits in per_shard for hit in hits), key=lambda hit: (-hit[1], hit[0]))
