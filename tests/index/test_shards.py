@@ -17,7 +17,10 @@ DIM, KEY = 16, "sharded"
 def put(store, ids, rng):
     vectors = rng.standard_normal((len(ids), DIM)).astype(np.float32)
     stored = [to_stored(v[None, :]) for v in vectors]
-    records = [DocumentRecord(d, f"text {d}", "{}", blob, vector_dtype=dtype) for d, (blob, dtype) in zip(ids, stored)]
+    records = [
+        DocumentRecord(d, f"text {d}", "{}", blob, vector_dtype=dtype)
+        for d, (blob, dtype) in zip(ids, stored, strict=True)
+    ]
     return store.documents.put(KEY, records)
 
 
@@ -54,7 +57,7 @@ def test_shards_hold_their_documents_follow_their_changes_and_merge_to_the_whole
 
     put(store, ["d0", "new-1", "new-2"], rng)  # one rewritten, two new
     store.documents.delete(KEY, ["d1"])
-    for builder, index in zip(shards, built):
+    for builder, index in zip(shards, built, strict=True):
         builder.catch_up(index)
     assert sum(b.documents for b in built) == 2_001
     assert [("new-1" in b.dense, "d1" in b.dense) for b in built] == [(shard_of("new-1", 4) == n, False)
