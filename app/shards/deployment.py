@@ -1,0 +1,148 @@
+"""A collection's shards as Ray Serve deployments: each opens its part of the index from its snapshot and Redis,
+follows the change log like a replica, and is restarted by Serve when its process dies.
+
+Ray Serve is an optional extra (`pip install .[ray]`); the service imports this module only when sharded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from app.core.config import Settings
+from app.correction.artifact import CorrectionArtifact
+from app.correction.pipeline import Correction
+from app.index.builder import IndexBuilder
+from app.index.calibration import SearchDepth
+from app.index.live import LiveIndex
+from app.index.shards import Shard
+from app.services.search import dense_hits
+from app.store.redis_store import RedisStore
+
+log = logging.getLogger(__name__)
+HEALTH_CHECK_SECONDS = 2.0  # how soon Serve notices a shard that no longer answers
+
+
+@dataclass(frozen=True)
+class ShardConfig:
+    """What a shard process needs to open its part of a collection: plain values, sent to it by Ray."""
+
+    redis_url: str
+    key_prefix: str
+    collection_key: str
+    raw_dim: int
+    fingerprint: str  # the backbone's: where the correction's artifact is kept
+    correction_id: str | None
+    factory: str
+    recall: float
+    probe: int | None
+    rerank: int | None
+    snapshot_dir: str | None
+    follow_interval: float
+    snapshot_interval: float
+    replica_timeout: float
+
+    @classmethod
+    def of(cls, settings: Settings, collection_key: str, raw_dim: int, fingerprint: str, correction_id, redis_url):
+        return cls(redis_url, settings.key_prefix, collection_key, raw_dim, fingerprint, correction_id,
+                   settings.index_factory, settings.index_recall, settings.index_probe, settings.index_rerank,
+                   str(settings.data_dir / "index"), settings.follow_interval, settings.snapshot_interval,
+                   settings.replica_timeout)  # fmt: skip
+
+
+class IndexShard:
+    """One shard: its LiveIndex over the documents it holds, searched by vector (the caller encodes the query)."""
+
+    def __init__(self, config: ShardConfig, number: int, count: int):
+        self.shard = Shard(number, count)
+        self.store = RedisStore.from_url(config.redis_url, prefix=config.key_prefix)
+        correction = None
+        if config.correction_id is not None:
+            data = self.store.artifacts.get(config.fingerprint, config.correction_id)
+            if data is None:
+                raise RuntimeError(f"correction {config.correction_id} is not in Redis")
+            correction = Correction(CorrectionArtifact.from_bytes(data))
+        builder = IndexBuilder(self.store, config.collection_key, config.raw_dim, factory=config.factory,
+                               recall=config.recall, depth=SearchDepth(config.probe, config.rerank),
+                               shard=self.shard)  # fmt: skip
+        snapshots = Path(config.snapshot_dir) if config.snapshot_dir else None
+        self.served = LiveIndex(builder, correction, published=lambda _: None, snapshot_dir=snapshots,
+                                follow_interval=config.follow_interval, snapshot_interval=config.snapshot_interval,
+                                replica_timeout=config.replica_timeout)  # fmt: skip
+        log.info("%s of %s open: %d documents", self.shard.name, config.collection_key, self.served.current.documents)
+
+    def search(self, vector: np.ndarray, depth: int) -> tuple[list[tuple[str, float]], dict[str, int]]:
+        """This shard's top `depth` documents by their best passage, and which passage that was."""
+        index = self.served.current
+        exact = self.served.builder.exact_vectors(index.correction, index.dense.dim) if index.dense.lossy else None
+        return dense_hits(index, vector, depth, None, exact)
+
+    def status(self) -> dict:
+        """Which shard, where (process and Ray node), and what it holds."""
+        import ray
+
+        return {"shard": self.shard.number, "pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(),
+                **self.served.status()}  # fmt: skip
+
+    def check_health(self) -> None:
+        """Serve's health check: a shard whose store is gone is restarted (and reopens once the store is back)."""
+        if not self.store.ping():
+            raise RuntimeError("the store does not answer")
+
+    def __del__(self):
+        served = getattr(self, "served", None)
+        if served is not None:
+            served.close()
+
+
+class ShardSet:
+    """The application's entry: it binds the shards so that Serve starts them together; callers hold each
+    shard's own handle (`shard_handles`), so one that is down is seen as such, not waited on."""
+
+    def __init__(self, *shards):
+        self.count = len(shards)
+
+    def shards(self) -> int:
+        return self.count
+
+
+def application_name(collection: str) -> str:
+    return f"shards-{collection}"
+
+
+def deployment_name(shard: Shard) -> str:
+    return shard.name
+
+
+def deploy(config: ShardConfig, collection: str, count: int) -> list:
+    """Start (or update) a collection's shards as one Serve application, the shards spread over the cluster's
+    nodes and opened in parallel; returns each shard's handle once all of them serve."""
+    from ray import serve
+
+    serve.start(http_options={"location": "NoServer"})
+    shard = serve.deployment(
+        IndexShard, num_replicas=1, ray_actor_options={"num_cpus": 0}, health_check_period_s=HEALTH_CHECK_SECONDS,
+        health_check_timeout_s=10 * HEALTH_CHECK_SECONDS, max_ongoing_requests=8,
+    )  # fmt: skip
+    bound = [shard.options(name=deployment_name(Shard(n, count))).bind(config, n, count) for n in range(count)]
+    entry = serve.deployment(ShardSet, num_replicas=1, ray_actor_options={"num_cpus": 0})
+    serve.run(entry.bind(*bound), name=application_name(collection), route_prefix=None)
+    return shard_handles(collection, count)
+
+
+def shard_handles(collection: str, count: int) -> list:
+    """A handle on each shard of a deployed collection, in shard order."""
+    from ray import serve
+
+    app = application_name(collection)
+    return [serve.get_deployment_handle(deployment_name(Shard(n, count)), app_name=app) for n in range(count)]
+
+
+def undeploy(collection: str) -> None:
+    from ray import serve
+
+    serve.delete(application_name(collection))
