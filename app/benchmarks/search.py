@@ -167,12 +167,17 @@ def corrected_at(backbone, sentences, raw: np.ndarray, artifact, dim: int | None
     return Correction(artifact).apply(raw), artifact.id
 
 
-def run(settings, sts_dir: Path, *, n: int, dim: int | None, queries: int, factory: str, progress: bool = True) -> dict:
-    """Synthetic vectors shaped like the backbone's corrected STS-B vectors at `n`, and the real ones."""
+def served_vectors(settings, sts_dir: Path, dim: int | None = None) -> tuple[np.ndarray, str]:
+    """Every STS-B sentence as the served index holds it (the bundled correction's search space), and its id."""
     backbone = build_backbone(settings)
     sentences = sts_sentences(sts_dir)
     raw = cached_encode(backbone, sentences, settings.data_dir / "cache")
-    corrected, correction_id = corrected_at(backbone, sentences, raw, find_bundled(settings.models_dir, backbone), dim)
+    return corrected_at(backbone, sentences, raw, find_bundled(settings.models_dir, backbone), dim)
+
+
+def run(settings, sts_dir: Path, *, n: int, dim: int | None, queries: int, factory: str, progress: bool = True) -> dict:
+    """Synthetic vectors shaped like the backbone's corrected STS-B vectors at `n`, and the real ones."""
+    corrected, correction_id = served_vectors(settings, sts_dir, dim)
     mixture = GaussianMixture.fit(corrected)
     asked = mixture.sample(queries, seed=2)
     synthetic = measure_streamed(mixture, n, asked, factory=factory, recall=settings.index_recall,

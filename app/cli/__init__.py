@@ -7,7 +7,7 @@ import sys
 import typer
 
 from app.cli.adaptation import adapt_backbone
-from app.cli.benchmarks import bench, bench_collections, bench_search, load
+from app.cli.benchmarks import bench, bench_collections, bench_search, bench_shards, load
 from app.cli.collections import collections
 from app.cli.corrections import eval_search, evaluate, fit, isotropy
 from app.cli.export import export_onnx
@@ -36,6 +36,7 @@ for name, command in (
     ("bench", bench),
     ("load", load),
     ("bench-search", bench_search),
+    ("bench-shards", bench_shards),
     ("bench-collections", bench_collections),
 ):
     cli.command(name)(command)

@@ -1,5 +1,5 @@
-"""`bench` (throughput over HTTP), `load` (mixed clients over time), `bench-search` (the index at scale) and
-`bench-collections` (memory of collections)."""
+"""`bench` (throughput over HTTP), `load` (mixed clients over time), `bench-search` (the index at scale),
+`bench-shards` (the index split over Ray nodes) and `bench-collections` (memory of collections)."""
 
 from __future__ import annotations
 
@@ -188,6 +188,35 @@ def bench_search(
         fields = SearchFigures.__dataclass_fields__
         for figures in [result, *result["real"]]:
             typer.echo(SearchFigures(**{k: figures[k] for k in fields}).row())
+    typer.echo(json.dumps(result))
+
+
+@guarded
+def bench_shards(
+    n: Annotated[int, typer.Option(min=1000, help="Synthetic documents stored in Redis and split into shards.")] = (
+        1_000_000
+    ),
+    shards: Annotated[int, typer.Option(min=1, help="Shards (Ray Serve deployments), by document id.")] = 4,
+    nodes: Annotated[int, typer.Option(min=1, help="Ray node processes of the local cluster.")] = 3,
+    queries: Annotated[int, typer.Option(min=10, help="Queries, one at a time.")] = 1000,
+    as_json: JsonLastOpt = False,
+) -> None:
+    """Flat shards on a local Ray cluster against one exact index over the same stored documents: how many of
+    the queries get the same top-10, p50/p99 of both; then one shard's process killed and its return timed.
+
+    Needs the `ray` extra. Documents come from the Gaussian mixture `bench-search` uses."""
+    from app.benchmarks.shards import run
+
+    result = run(get_settings(), STS_DIR, n=n, shards=shards, nodes=nodes, queries=queries)
+    if not as_json:
+        kill = result["kill"]
+        typer.echo(
+            f"{result['n']:,} documents in {result['shards']} shards on {result['shard_nodes']} of {result['nodes']} "
+            f"nodes: same top-10 as one exact index for {result['same_top10']:,} of {result['queries']:,} queries; "
+            f"p50 {result['sharded']['p50_ms']} ms sharded, {result['single']['p50_ms']} ms in one process; shard "
+            f"{kill['shard']} killed: {kill['partial_answers']} of {kill['searches_meanwhile']} answers partial, "
+            f"whole again after {kill['seconds_until_whole']} s; {result['documents_after']:,} documents held"
+        )
     typer.echo(json.dumps(result))
 
 
