@@ -206,6 +206,12 @@ class SearchResponse(BaseModel):
     search_space: SearchSpaceOut
     ranking: RankingOut
     results: list[SearchHitOut]
+    partial: bool = Field(
+        False,
+        description="True: some shards of the index did not answer (`missing_shards`); their documents are not "
+        "among the results. Retry for a whole answer.",
+    )
+    missing_shards: list[int] = Field([], description="The shards (CE_SHARDS) that did not answer in time.")
 
 
 # OpenAI's embeddings API, as its official client sends and reads it.

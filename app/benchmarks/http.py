@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from app.core.process_memory import status_bytes
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -86,10 +88,8 @@ def running_service(
 
 
 def _status_mb(pid: int, field: str) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    found = status_bytes(field, pid)
+    return found / 2**20 if found is not None else float("nan")
 
 
 def peak_rss_mb(pid: int) -> float:

@@ -14,6 +14,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from app.benchmarks.synthetic import GaussianMixture
+from app.core.process_memory import status_bytes
 from app.index.faiss_index import VectorIndex
 from app.index.streaming import ChunkedBuild, ExactTopK
 
@@ -22,10 +23,7 @@ CHUNK = 65_536  # vectors drawn, added and searched exactly at a time
 
 def resident_anon_bytes() -> int:
     """This process's anonymous resident memory (heap, FAISS, Python objects; not file pages such as a memmap)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1]) * 1024
-    return 0
+    return status_bytes("RssAnon") or 0
 
 
 @dataclass

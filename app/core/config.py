@@ -139,6 +139,19 @@ class Settings(BaseSettings):
         description="Seconds a replica's reported change-log position keeps the log from being trimmed past it; "
         "a replica silent longer rebuilds its index from Redis when it returns.",
     )
+    shards: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="Split the default collection's dense index into this many shards on Ray Serve (the `ray` "
+        "extra), each query searching all of them; 0 = one index in this process.",
+    )
+    ray_address: str | None = Field(
+        None, description="The Ray cluster the shards run on (`ray start --head` prints it); unset = a local one."
+    )
+    shard_timeout: float = Field(
+        2.0, gt=0, description="Seconds a search waits for a shard before answering without it (`partial`)."
+    )
 
     # Store
     redis_url: str | None = Field(

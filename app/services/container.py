@@ -60,6 +60,13 @@ class Services:
         )
         self.served, self.embedding = default.served, default.embedding
         self.documents, self.search = default.documents, default.search
+        self.shards = None  # the default collection's dense index on Ray Serve shards (CE_SHARDS)
+        if settings.shards and search:
+            from app.shards.cluster import ShardedCollection
+
+            url = settings.redis_url or embedded.url
+            self.shards = ShardedCollection(settings, store, url, self.backbone.fingerprint, self.backbone, correction)
+            self.search.shards = self.shards.search
         self.engines = EnginePool(settings, engine)
         self.collections = Collections(settings, store, self.engines, default, search=search)
         self.fits = FitJobs(settings)
@@ -88,6 +95,8 @@ class Services:
         self.fits.close()
         self.collections.close()
         self.served.close()
+        if self.shards is not None:
+            self.shards.close()
         self.engines.close()
         self.store.close()
         if self._embedded:
@@ -133,7 +142,7 @@ class Services:
             "search_space": index.describe_search(),
             "backbones_loaded": [f"{b}/{p}" + (f" ({Path(m).name})" if m else "") for b, p, m in self.engines.loaded()],
             "engine": self.engine.stats(),
-            "index": self.served.status(),
+            "index": {**self.served.status(), "shards": self.shards.status() if self.shards else None},
             "limits": {
                 "max_texts": settings.max_texts,
                 "max_text_chars": settings.max_text_chars,

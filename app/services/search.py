@@ -6,12 +6,13 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 from starlette.concurrency import run_in_threadpool
 
 from app.core.config import Settings
-from app.core.errors import InvalidInput
+from app.core.errors import InvalidInput, NotReady
 from app.index.filters import FilterError
 from app.index.fusion import CANDIDATES, Ranking, best_passages, fuse
 from app.index.live import ServedIndex
@@ -22,6 +23,9 @@ from app.services.documents import Document
 from app.services.embedding import EmbeddingService
 from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
+
+if TYPE_CHECKING:
+    from app.shards.fanout import ShardedSearch
 
 RANKING = "ranking"  # where an artifact's `extra.search` keeps the ranking its judgments chose
 
@@ -54,6 +58,7 @@ class SearchService(CollectionService):
     def __init__(self, settings: Settings, store: RedisStore, served: ServedIndex, embedding: EmbeddingService):
         super().__init__(store, served, embedding)
         self.settings = settings
+        self.shards: ShardedSearch | None = None  # the dense index split over Ray Serve shards (CE_SHARDS)
 
     def _check(self, query: str, k: int, score_threshold: float | None) -> None:
         if not 1 <= k <= self.settings.max_k:
@@ -97,11 +102,25 @@ class SearchService(CollectionService):
             raise InvalidInput(str(exc)) from None
         ranking = ranking_for(self.settings, index, mode)
         depth = k if ranking.mode == "dense" and score_threshold is None else max(k, CANDIDATES)
-        exact = self._served.builder.exact_vectors(index.correction, index.dense.dim) if index.dense.lossy else None
-        dense, best, lexical = self.candidates(index, query, vector, ranking.mode, depth, allowed, exact)
+        missing: list[int] = []
+        if self.shards is not None and ranking.mode != "lexical":
+            dense, best, missing = self._sharded(index, vector, depth, where)
+            lexical = []
+            if ranking.mode != "dense" and index.lexical is not None:
+                lexical = index.lexical.search(query, depth, allowed=allowed)
+        else:
+            exact = self._served.builder.exact_vectors(index.correction, index.dense.dim) if index.dense.lossy else None
+            dense, best, lexical = self.candidates(index, query, vector, ranking.mode, depth, allowed, exact)
         ranked = fuse(dense, lexical, ranking)
         hits = self._hits(index, vector[0], ranked, dict(dense), best, dict(lexical), k, score_threshold)
-        return hits, {**index.describe_search(), "ranking": ranking.describe()}
+        return hits, {**index.describe_search(), "ranking": ranking.describe(), "missing_shards": missing}
+
+    def _sharded(self, index: SearchIndex, vector: np.ndarray, depth: int, where: dict | None):
+        """The dense list from every shard, and those that did not answer; 503 when none did."""
+        found = self.shards.search(vector, depth, index.correction_id, where)
+        if len(found.missing) == len(self.shards.handles):
+            raise NotReady("no shard of the index answers; they are restarting", retry_after=5)
+        return found.hits, found.best, found.missing
 
     @staticmethod
     def candidates(index: SearchIndex, query: str, vector: np.ndarray, mode: str, depth: int, allowed=None, exact=None):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from app.core.config import Settings
+from app.core.process_memory import status_bytes
 from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.index.builder import IndexBuilder
@@ -45,48 +46,63 @@ class ShardConfig:
     follow_interval: float
     snapshot_interval: float
     replica_timeout: float
+    follow_published: bool = False  # `CE_CORRECTION=auto`: serve the correction Redis marks current, as servers do
 
     @classmethod
     def of(cls, settings: Settings, collection_key: str, raw_dim: int, fingerprint: str, correction_id, redis_url):
         return cls(redis_url, settings.key_prefix, collection_key, raw_dim, fingerprint, correction_id,
                    settings.index_factory, settings.index_recall, settings.index_probe, settings.index_rerank,
                    str(settings.data_dir / "index"), settings.follow_interval, settings.snapshot_interval,
-                   settings.replica_timeout)  # fmt: skip
+                   settings.replica_timeout, settings.correction == "auto")  # fmt: skip
+
+
+class ShardBehind(RuntimeError):
+    """The query was encoded for another correction than this shard serves (one of them has not caught up)."""
 
 
 class IndexShard:
     """One shard: its LiveIndex over the documents it holds, searched by vector (the caller encodes the query)."""
 
     def __init__(self, config: ShardConfig, number: int, count: int):
-        self.shard = Shard(number, count)
+        self.shard, self.config = Shard(number, count), config
         self.store = RedisStore.from_url(config.redis_url, prefix=config.key_prefix)
-        correction = None
-        if config.correction_id is not None:
-            data = self.store.artifacts.get(config.fingerprint, config.correction_id)
-            if data is None:
-                raise RuntimeError(f"correction {config.correction_id} is not in Redis")
-            correction = Correction(CorrectionArtifact.from_bytes(data))
+        correction = self._correction(config.correction_id) if config.correction_id else None
         builder = IndexBuilder(self.store, config.collection_key, config.raw_dim, factory=config.factory,
                                recall=config.recall, depth=SearchDepth(config.probe, config.rerank),
                                shard=self.shard)  # fmt: skip
         snapshots = Path(config.snapshot_dir) if config.snapshot_dir else None
-        self.served = LiveIndex(builder, correction, published=lambda _: None, snapshot_dir=snapshots,
+        self.served = LiveIndex(builder, correction, published=self._published, snapshot_dir=snapshots,
                                 follow_interval=config.follow_interval, snapshot_interval=config.snapshot_interval,
                                 replica_timeout=config.replica_timeout)  # fmt: skip
         log.info("%s of %s open: %d documents", self.shard.name, config.collection_key, self.served.current.documents)
 
-    def search(self, vector: np.ndarray, depth: int) -> tuple[list[tuple[str, float]], dict[str, int]]:
-        """This shard's top `depth` documents by their best passage, and which passage that was."""
+    def _correction(self, artifact_id: str) -> Correction:
+        data = self.store.artifacts.get(self.config.fingerprint, artifact_id)
+        if data is None:
+            raise RuntimeError(f"correction {artifact_id} is not in Redis")
+        return Correction(CorrectionArtifact.from_bytes(data))
+
+    def _published(self, serving_id: str | None) -> Correction | None:
+        """The correction Redis marks current, when it is not the one served (the server checked it on publish)."""
+        current = self.store.artifacts.current_id(self.config.fingerprint) if self.config.follow_published else None
+        return self._correction(current) if current and current != serving_id else None
+
+    def search(self, vector: np.ndarray, depth: int, correction_id: str | None = None, where: dict | None = None):
+        """This shard's top `depth` documents by their best passage (matching `where`), and which passage that was;
+        ShardBehind if the query is in another correction's space than this shard's."""
         index = self.served.current
+        if correction_id != index.correction_id:
+            raise ShardBehind(f"{self.shard.name} serves {index.correction_id}, the query is for {correction_id}")
+        allowed = index.fields.matching(where) if where is not None else None
         exact = self.served.builder.exact_vectors(index.correction, index.dense.dim) if index.dense.lossy else None
-        return dense_hits(index, vector, depth, None, exact)
+        return dense_hits(index, vector, depth, allowed, exact)
 
     def status(self) -> dict:
         """Which shard, where (process and Ray node), and what it holds."""
         import ray
 
         return {"shard": self.shard.number, "pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(),
-                **self.served.status()}  # fmt: skip
+                "rss_mb": round((status_bytes("VmRSS") or 0) / 1e6, 1), **self.served.status()}  # fmt: skip
 
     def check_health(self) -> None:
         """Serve's health check: a shard whose store is gone is restarted (and reopens once the store is back)."""

@@ -35,17 +35,18 @@ class ShardedSearch:
         self.handles = handles
         self.timeout = timeout
 
-    def search(self, vector: np.ndarray, depth: int) -> ShardedHits:
-        """The top `depth` documents of the shards that answered, with those that did not."""
+    def search(self, vector: np.ndarray, depth: int, correction_id: str | None = None, where=None) -> ShardedHits:
+        """The top `depth` documents (matching `where`) of the shards that answered, with those that did not; each
+        shard answers only in `correction_id`'s space."""
         vector = np.ascontiguousarray(vector, dtype=np.float32)
-        asked = [handle.search.remote(vector, depth) for handle in self.handles]
+        asked = [handle.search.remote(vector, depth, correction_id, where) for handle in self.handles]
         deadline = time.monotonic() + self.timeout
         lists, best, missing = [], {}, []
         for number, response in enumerate(asked):
             try:
                 docs, passages = response.result(timeout_s=max(deadline - time.monotonic(), 1e-3))
             except Exception as exc:  # a timeout, a dead replica, a shard still opening: Ray raises each its own way
-                log.warning("shard %d did not answer: %s", number, type(exc).__name__)
+                log.warning("shard %d did not answer: %s", number, str(exc).splitlines()[0][:200] or type(exc).__name__)
                 response.cancel()
                 missing.append(number)
                 continue

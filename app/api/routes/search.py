@@ -31,6 +31,8 @@ async def _search(service: SearchService, body: SearchRequest) -> SearchResponse
         correction=found["correction"],
         search_space=SearchSpaceOut(**found),
         ranking=found["ranking"],
+        partial=bool(found["missing_shards"]),
+        missing_shards=found["missing_shards"],
         results=[
             SearchHitOut(
                 id=h.id,
