@@ -20,6 +20,7 @@ from app.index.calibration import SearchDepth
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
 from app.index.fusion import passage_key, passage_of
+from app.index.key_index import SHARDED, KeyIndex
 from app.index.lexical import Analyzer, LexicalIndex
 from app.index.passages import stored_spans
 from app.index.search_index import SearchIndex
@@ -160,8 +161,7 @@ class IndexBuilder:
         lexical = self.new_lexical()
         total = self.stored_count()
         dim = correction.search.dim if correction else self.raw_dim
-        filling = ChunkedBuild(dim, total, factory=self.factory, correction_id=correction.id if correction else None,
-                               recall=self.recall, depth=self.depth)  # fmt: skip
+        filling = self._filling(dim, total, correction.id if correction else None)
         try:
             with tqdm(total=total, desc="index: reading store", unit="doc", disable=not progress, leave=False) as bar:
                 for ids in self.store.documents.ids(self.collection_key):
@@ -192,9 +192,18 @@ class IndexBuilder:
         )  # fmt: skip
         return index
 
+    def _filling(self, dim: int, total: int, correction_id: str | None) -> ChunkedBuild | KeyIndex:
+        """What a build fills: a FAISS index, a chunk at a time; or the keys alone, when shards hold the vectors."""
+        if self.factory == SHARDED:
+            return KeyIndex(dim, correction_id=correction_id, recall=self.recall)
+        return ChunkedBuild(dim, total, factory=self.factory, correction_id=correction_id, recall=self.recall,
+                            depth=self.depth)  # fmt: skip
+
     def empty(self, correction: Correction | None) -> SearchIndex:
         dim = correction.search.dim if correction else self.raw_dim
-        dense = VectorIndex(dim, self.factory, correction_id=correction.id if correction else None, depth=self.depth)
+        correction_id = correction.id if correction else None
+        dense = (KeyIndex(dim, correction_id=correction_id, recall=self.recall) if self.factory == SHARDED
+                 else VectorIndex(dim, self.factory, correction_id=correction_id, depth=self.depth))  # fmt: skip
         return SearchIndex(correction, dense, FieldIndex(), lexical=self.new_lexical())
 
     def apply(self, index: SearchIndex, records: list[DocumentRecord], *, commit: bool = True) -> None:

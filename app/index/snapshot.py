@@ -18,6 +18,7 @@ from app.correction.pipeline import Correction
 from app.index.builder import IndexBuilder
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
+from app.index.key_index import SHARDED, KeyIndex
 from app.index.lexical import Analyzer, LexicalIndex
 from app.index.search_index import SearchIndex
 from app.store.change_log import change_key
@@ -113,7 +114,8 @@ class SnapshotFile:
             raise SnapshotRefused(f"unreadable snapshot: {exc}") from exc
         try:
             self._check(state, data, correction.id if correction else None, builder)
-            dense = VectorIndex.from_state(data, state["dense"], depth=builder.depth)
+            kind = KeyIndex if state["dense"].get("kind") == SHARDED else VectorIndex
+            dense = kind.from_state(data, state["dense"], depth=builder.depth)
             fields = FieldIndex.from_state(state["fields"])
             lexical = self._open_lexical(state["lexical"], builder)
             return SearchIndex(correction, dense, fields, state["applied"], lexical=lexical,

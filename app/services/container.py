@@ -55,9 +55,8 @@ class Services:
         published = PublishedFollower(settings.correction, store, self.backbone)
         correction = Correction(artifact) if artifact else None
         # The default collection: its documents live under the backbone's fingerprint, as they always have.
-        default = open_collection_services(
-            settings, engine, store, correction, self.backbone.fingerprint, published, search=search
-        )
+        default = open_collection_services(settings, engine, store, correction, self.backbone.fingerprint, published,
+                                           search=search, sharded=search and settings.shards > 0)  # fmt: skip
         self.served, self.embedding = default.served, default.embedding
         self.documents, self.search = default.documents, default.search
         self.shards = None  # the default collection's dense index on Ray Serve shards (CE_SHARDS)

@@ -6,6 +6,7 @@ import pytest
 
 from app.core.stored_vectors import to_stored
 from app.index.builder import IndexBuilder
+from app.index.key_index import SHARDED
 from app.index.live import LiveIndex
 from app.index.shards import Shard, merged, shard_of
 from app.services.search import dense_hits
@@ -82,3 +83,32 @@ def test_a_shard_reopens_from_its_own_snapshot_and_never_from_another_shards(sto
     finally:
         again.close()
         other.close()
+
+
+def test_a_sharded_servers_index_keeps_the_keys_alone_and_a_snapshot_of_its_own_kind(store, tmp_path):
+    put(store, [f"d{i}" for i in range(300)], np.random.default_rng(2))
+
+    def live(factory):
+        return LiveIndex(IndexBuilder(store, KEY, DIM, factory=factory), None, published=lambda _: None,
+                         snapshot_dir=tmp_path, follow_interval=60, snapshot_interval=60)  # fmt: skip
+
+    keys = live(SHARDED)
+    assert (keys.current.documents, keys.current.dense.memory_bytes(), keys.opened["from"]) == (300, 0, "store")
+    with pytest.raises(RuntimeError, match="shards"):
+        keys.current.dense.search(np.zeros((1, DIM), dtype=np.float32), 10)
+    store.documents.delete(KEY, ["d1"])
+    keys.builder.catch_up(keys.current)
+    assert keys.current.documents == 299 and "d1" not in keys.current.dense
+    keys.close()  # its snapshot: the keys
+
+    again, flat = live(SHARDED), None
+    try:
+        assert (again.opened["from"], again.current.documents) == ("snapshot", 299)
+        again.close()
+        flat = live("Flat")  # CE_SHARDS unset again: the keys alone cannot serve; built from the store
+        assert flat.opened == {"from": "store", "snapshot_refused": "index shards, settings Flat",
+                               "seconds": flat.opened["seconds"]}  # fmt: skip
+        assert len(flat.current.dense.search(np.ones((1, DIM), dtype=np.float32), 5)[0]) == 5
+    finally:
+        if flat is not None:
+            flat.close()

@@ -44,6 +44,8 @@ def test_a_sharded_server_answers_as_brute_force_and_says_partial_while_a_shard_
             shards = until(lambda: (s := c.get("/info").json()["index"]["shards"]) and sum(
                 x["documents"] for x in s) == len(CORPUS) and s)  # fmt: skip
             assert [s["shard"] for s in shards] == [0, 1, 2] and {s["correction"] for s in shards} == {artifact.id}
+            served = c.get("/info").json()["index"]  # the server keeps the keys; the vectors are in the shards
+            assert (served["factory"], served["size"], served["documents"]) == ("shards", len(CORPUS), len(CORPUS))
 
             queries = ["the cat sleeps in the park", "a plane flies over the city", "my friend sings with joy"]
             for q in queries:

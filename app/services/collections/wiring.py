@@ -9,6 +9,7 @@ from app.correction.pipeline import Correction
 from app.engine.encoder import BatchingEngine
 from app.index.builder import IndexBuilder
 from app.index.calibration import SearchDepth
+from app.index.key_index import SHARDED
 from app.index.lexical import Analyzer, remove_abandoned
 from app.index.live import LiveIndex, PublishedCorrection, ServedIndex, WriterIndex
 from app.index.passages import splitter_for
@@ -40,12 +41,15 @@ def open_collection_services(
     published: PublishedCorrection,
     *,
     search: bool = True,
+    sharded: bool = False,
 ) -> CollectionServices:
-    """Open the collection's index (snapshot or store) and build its services; a writer only needs no index."""
+    """Open the collection's index (snapshot or store) and build its services; a writer only needs no index, and
+    a sharded collection's server only the keys of its vectors (its shards hold them)."""
     analyzer = Analyzer(settings.lexical_language, settings.lexical_stopwords) if search else None
     work_dir = settings.data_dir / "lexical"
     remove_abandoned(work_dir)
-    builder = IndexBuilder(store, collection_key, engine.backbone.dim, factory=settings.index_factory,
+    factory = SHARDED if sharded else settings.index_factory
+    builder = IndexBuilder(store, collection_key, engine.backbone.dim, factory=factory,
                          recall=settings.index_recall, depth=SearchDepth(settings.index_probe, settings.index_rerank),
                          encode=engine.encode, analyzer=analyzer,
                          work_dir=work_dir)  # fmt: skip
