@@ -30,7 +30,7 @@ class ShardedCollection:
         self.name = collection_key
         self.started = not ray.is_initialized()
         if self.started:
-            ray.init(address=settings.ray_address, include_dashboard=False, log_to_driver=False,
+            ray.init(address=settings.ray_address or "local", include_dashboard=False, log_to_driver=False,
                      configure_logging=False)  # fmt: skip
         try:
             if correction is not None:  # a bundled or file correction: the shards read it from Redis

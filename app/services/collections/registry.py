@@ -124,10 +124,11 @@ class Collections:
         self.openings.forget(name)
         log.info("collection %s created (%s): %s/%s, correction %s", name, spec.state, backbone, pooling,
                  spec.correction or spec.requested_correction)  # fmt: skip
+        if spec.loading and wait == 0:  # answered as created, its backbone loading on a thread: GET tells the end
+            self.openings.start(name)
+            return self._described(spec)
         with suppress(NotReady):  # a ready one opens in moments (it is empty); a loading one is described as such
             self.openings.wait(name, None if spec.state == READY else wait)
-        if spec.loading and wait == 0:  # answered as created: whether it then loads or fails is for GET to tell
-            return self._described(spec)
         return self.describe(name, wait=0)
 
     def publish(self, name: str, artifact: CorrectionArtifact) -> Future:
