@@ -20,11 +20,12 @@ from tests.shards.test_ray_shards import until
 pytest.importorskip("ray.serve")
 
 
-def expected_top(c: httpx.Client, query: str, k: int) -> list[str]:
+def expected_top(c: httpx.Client, query: str, k: int, *, even: bool = False) -> list[str]:
     """Brute force over /embed's vectors (the search space, when it is shared with similarity)."""
     vectors = np.array(c.post("/embed", json={"texts": CORPUS}).json()["embeddings"])
     (q,) = c.post("/embed", json={"texts": [query]}).json()["embeddings"]
-    return [f"d{i}" for i in np.argsort(-(vectors @ np.array(q)), kind="stable")[:k]]
+    ranked = [f"d{i}" for i in np.argsort(-(vectors @ np.array(q)), kind="stable") if not even or i % 2 == 0]
+    return ranked[:k]
 
 
 def test_a_sharded_server_answers_as_brute_force_and_says_partial_while_a_shard_is_down(tmp_path):
@@ -38,7 +39,7 @@ def test_a_sharded_server_answers_as_brute_force_and_says_partial_while_a_shard_
     proc = start_server(env, f"http://127.0.0.1:{port}")
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as c:
-            docs = [{"id": f"d{i}", "text": t} for i, t in enumerate(CORPUS)]
+            docs = [{"id": f"d{i}", "text": t, "metadata": {"even": i % 2 == 0}} for i, t in enumerate(CORPUS)]
             for start in range(0, len(docs), 100):
                 assert c.post("/documents", json={"documents": docs[start : start + 100]}).status_code == 201
             shards = until(lambda: (s := c.get("/info").json()["index"]["shards"]) and sum(
@@ -53,6 +54,8 @@ def test_a_sharded_server_answers_as_brute_force_and_says_partial_while_a_shard_
                 assert found["search_space"]["shared_with_similarity"] and found["correction"] == artifact.id
                 assert (found["partial"], found["missing_shards"]) == (False, [])
                 assert [h["id"] for h in found["results"]] == expected_top(c, q, 10)
+                even = c.post("/search", json={"q": q, "k": 5, "mode": "dense", "filter": {"even": True}}).json()
+                assert [h["id"] for h in even["results"]] == expected_top(c, q, 5, even=True)  # filtered in the shards
 
             time.sleep(1.5)  # past the snapshot interval: each shard has its own snapshot
             os.kill(shards[1]["pid"], signal.SIGKILL)
