@@ -27,7 +27,8 @@ from app.store.redis_store import RedisStore
 
 COLLECTION = "bench-shards"
 PUT_BATCH = 5_000
-SHARD_SETTINGS = {"index_factory": "Flat", "snapshot_interval": 5.0}  # exact shards; snapshots soon after opening
+# Exact shards, a logical CPU each (so a node holds at most its CPUs' worth); snapshots soon after opening.
+SHARD_SETTINGS = {"index_factory": "Flat", "snapshot_interval": 5.0, "shard_cpus": 1.0}
 RETURN_TIMEOUT = 600.0  # seconds a killed shard has to come back before the run says it did not
 
 
@@ -103,9 +104,10 @@ def run(settings, sts_dir: Path, *, n: int, shards: int, nodes: int, queries: in
             whole = IndexBuilder(store, COLLECTION, dim, factory="Flat").build(None, progress=True)
             whole_s = time.perf_counter() - started
 
-            cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+            cpus = -(-shards // nodes)  # each node room for its share of the shards, no more
+            cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": cpus})
             for _ in range(nodes - 1):
-                cluster.add_node(num_cpus=1)
+                cluster.add_node(num_cpus=cpus)
             ray.init(address=cluster.address, log_to_driver=False)
             config = ShardConfig.of(settings.model_copy(update=SHARD_SETTINGS | {"data_dir": Path(folder)}),
                                     COLLECTION, dim, "synthetic", None, url)  # fmt: skip

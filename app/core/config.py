@@ -152,6 +152,12 @@ class Settings(BaseSettings):
     shard_timeout: float = Field(
         2.0, gt=0, description="Seconds a search waits for a shard before answering without it (`partial`)."
     )
+    shard_cpus: float = Field(
+        0.0,
+        ge=0,
+        description="Logical CPUs each shard reserves on its Ray node: with the nodes' CPUs, it caps how "
+        "many shards share a node; 0 = no cap (Serve spreads them as it can).",
+    )
 
     # Store
     redis_url: str | None = Field(

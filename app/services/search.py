@@ -105,9 +105,8 @@ class SearchService(CollectionService):
         missing: list[int] = []
         if self.shards is not None and ranking.mode != "lexical":
             dense, best, missing = self._sharded(index, vector, depth, where)
-            lexical = []
-            if ranking.mode != "dense" and index.lexical is not None:
-                lexical = index.lexical.search(query, depth, allowed=allowed)
+            hybrid = ranking.mode == "hybrid"
+            lexical = self.candidates(index, query, vector, "lexical", depth, allowed)[2] if hybrid else []
         else:
             exact = self._served.builder.exact_vectors(index.correction, index.dense.dim) if index.dense.lossy else None
             dense, best, lexical = self.candidates(index, query, vector, ranking.mode, depth, allowed, exact)

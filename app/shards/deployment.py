@@ -47,13 +47,14 @@ class ShardConfig:
     snapshot_interval: float
     replica_timeout: float
     follow_published: bool = False  # `CE_CORRECTION=auto`: serve the correction Redis marks current, as servers do
+    cpus: float = 0.0  # logical CPUs a shard reserves on its node (CE_SHARD_CPUS)
 
     @classmethod
     def of(cls, settings: Settings, collection_key: str, raw_dim: int, fingerprint: str, correction_id, redis_url):
         return cls(redis_url, settings.key_prefix, collection_key, raw_dim, fingerprint, correction_id,
                    settings.index_factory, settings.index_recall, settings.index_probe, settings.index_rerank,
                    str(settings.data_dir / "index"), settings.follow_interval, settings.snapshot_interval,
-                   settings.replica_timeout, settings.correction == "auto")  # fmt: skip
+                   settings.replica_timeout, settings.correction == "auto", settings.shard_cpus)  # fmt: skip
 
 
 class ShardBehind(RuntimeError):
@@ -139,10 +140,10 @@ def deploy(config: ShardConfig, collection: str, count: int) -> list:
     nodes and opened in parallel; returns each shard's handle once all of them serve."""
     from ray import serve
 
-    serve.start(http_options={"location": "NoServer"})
+    serve.start(proxy_location="Disabled")
     shard = serve.deployment(
-        IndexShard, num_replicas=1, ray_actor_options={"num_cpus": 0}, health_check_period_s=HEALTH_CHECK_SECONDS,
-        health_check_timeout_s=10 * HEALTH_CHECK_SECONDS, max_ongoing_requests=8,
+        IndexShard, num_replicas=1, ray_actor_options={"num_cpus": config.cpus}, max_ongoing_requests=8,
+        health_check_period_s=HEALTH_CHECK_SECONDS, health_check_timeout_s=10 * HEALTH_CHECK_SECONDS,
     )  # fmt: skip
     bound = [shard.options(name=deployment_name(Shard(n, count))).bind(config, n, count) for n in range(count)]
     entry = serve.deployment(ShardSet, num_replicas=1, ray_actor_options={"num_cpus": 0})

@@ -22,9 +22,9 @@ def cluster():
     from ray import serve
     from ray.cluster_utils import Cluster
 
-    nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
     for _ in range(2):
-        nodes.add_node(num_cpus=1)
+        nodes.add_node(num_cpus=2)
     ray.init(address=nodes.address, log_to_driver=False)
     yield nodes
     serve.shutdown()
@@ -46,13 +46,13 @@ def test_four_shards_answer_as_one_index_follow_writes_and_survive_a_killed_shar
 ):
     rng = np.random.default_rng(0)
     put(store, [f"d{i}" for i in range(3_000)], rng)
-    settings = make_settings(index_factory="Flat", follow_interval=0.2, snapshot_interval=1.0)
+    settings = make_settings(index_factory="Flat", follow_interval=0.2, snapshot_interval=1.0, shard_cpus=1)
     config = ShardConfig.of(settings, KEY, DIM, "fp", None, redis_url)
     sharded = ShardedSearch(deploy(config, "docs", 4), timeout=1.0)
     try:
         placed = sharded.status()
         assert [s["shard"] for s in placed] == [0, 1, 2, 3] and sum(s["documents"] for s in placed) == 3_000
-        assert len(ray.nodes()) == 3 and len({s["node"] for s in placed}) >= 2  # Serve spreads them over nodes
+        assert len(ray.nodes()) == 3 and len({s["node"] for s in placed}) >= 2  # two CPUs a node, one a shard
 
         whole = IndexBuilder(store, KEY, DIM, factory="Flat").build(None)
         queries = rng.standard_normal((30, DIM)).astype(np.float32)
