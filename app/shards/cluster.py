@@ -4,6 +4,7 @@ deployed for the served correction, and the fan-out the search service queries."
 from __future__ import annotations
 
 import logging
+import os
 
 from app.backbones.base import Backbone
 from app.core.config import Settings
@@ -22,6 +23,9 @@ class ShardedCollection:
 
     def __init__(self, settings: Settings, store: RedisStore, redis_url: str, collection_key: str, backbone: Backbone,
                  correction: Correction | None):  # fmt: skip
+        # Ray's failure-signal handler arms a 3 s alarm on SIGTERM that kills the process mid-shutdown (before the
+        # index snapshot and the embedded Redis stop); the server handles SIGTERM itself. Read when ray is imported.
+        os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
         import ray
 
         if correction is not None and pooling_weights(correction.search) is not None:

@@ -4,6 +4,8 @@ as brute force does over the corrected vectors, and says `partial` while a kille
 import os
 import signal
 import time
+from contextlib import suppress
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -74,3 +76,14 @@ def test_a_sharded_server_answers_as_brute_force_and_says_partial_while_a_shard_
     finally:
         stop_server(proc)
     assert "unhandled error" not in server_log(proc)
+    assert redis_processes(tmp_path / "data") == []  # it stopped its embedded Redis on the way out, Ray or not
+
+
+def redis_processes(data_dir) -> list[int]:
+    """Pids of the redis-servers serving from `data_dir`."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with suppress(OSError):
+            if "redis-server" in (text := cmdline.read_text()) and str(data_dir) in text:
+                found.append(int(cmdline.parent.name))
+    return found
