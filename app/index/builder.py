@@ -110,6 +110,13 @@ class IndexBuilder:
         keys, texts, raw = self.passages(docs)
         return keys, self._mapped(correction.search if correction else None, texts, raw)
 
+    def indexed(self, docs: list[DocumentRecord], correction: Correction | None) -> tuple[list[str], np.ndarray | None]:
+        """What the dense index takes of `docs`: passage keys and vectors; the keys alone for a sharded server's,
+        whose shards compute their own vectors (nothing decoded or projected here)."""
+        if self.factory == SHARDED:
+            return [passage_key(d.id, n) for d in docs for n in range(len(stored_spans(d.passages, d.text)))], None
+        return self.passage_vectors(docs, correction)
+
     def exact_vectors(self, correction: Correction | None, dim: int) -> Callable[[Sequence[str]], np.ndarray]:
         """Index keys -> their vectors in `correction`'s search space, read from the store (NaN rows for keys no
         longer stored): what a compressed index's candidates are re-scored with."""
@@ -168,7 +175,7 @@ class IndexBuilder:
                     ids = [d for d in ids if d not in seen and self._holds(d)]  # SSCAN may repeat an id
                     batch = [d for d in self.store.documents.get(self.collection_key, ids) if d is not None]
                     seen.update(d.id for d in batch)
-                    filling.add(*self.passage_vectors(batch, correction))
+                    filling.add(*self.indexed(batch, correction))
                     for d in batch:
                         fields.upsert(d.id, json.loads(d.metadata_json))
                         if d.passages:
@@ -211,7 +218,7 @@ class IndexBuilder:
         leave the index."""
         if not records:
             return
-        keys, vectors = self.passage_vectors(records, index.correction)
+        keys, vectors = self.indexed(records, index.correction)
         replaced = sum(r.id in index.dense for r in records)
         old = set(index.keys_of([r.id for r in records]))
         index.dense.upsert(keys, vectors)

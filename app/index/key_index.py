@@ -32,9 +32,7 @@ class KeyIndex:
     def __contains__(self, key: str) -> bool:
         return key in self._keys
 
-    def upsert(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        if vectors.shape != (len(keys), self.dim):
-            raise ValueError(f"expected vectors of shape ({len(keys)}, {self.dim}), got {vectors.shape}")
+    def upsert(self, keys: Sequence[str], _vectors: np.ndarray | None = None) -> None:
         self._keys.update(keys)
 
     def remove(self, keys: Sequence[str]) -> int:
@@ -50,8 +48,8 @@ class KeyIndex:
 
     # --- the ChunkedBuild interface, so the builder fills either kind the same way ----------------------
 
-    def add(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        self.upsert(keys, vectors)
+    def add(self, keys: Sequence[str], _vectors: np.ndarray | None = None) -> None:
+        self.upsert(keys)
 
     def finish(self, _exact=None) -> KeyIndex:
         return self

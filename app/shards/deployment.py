@@ -123,9 +123,6 @@ class ShardSet:
     def __init__(self, *shards):
         self.count = len(shards)
 
-    def shards(self) -> int:
-        return self.count
-
 
 def application_name(collection: str) -> str:
     return f"shards-{collection}"

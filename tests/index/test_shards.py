@@ -112,3 +112,14 @@ def test_a_sharded_servers_index_keeps_the_keys_alone_and_a_snapshot_of_its_own_
     finally:
         if flat is not None:
             flat.close()
+
+
+def test_a_sharded_server_never_decodes_vectors_its_shards_compute(store):
+    odd = DocumentRecord("odd", "a text", "{}", b"\x00" * 3)  # bytes no vector decodes from: never read here
+    store.documents.put(KEY, [odd])
+    builder = IndexBuilder(store, KEY, DIM, factory=SHARDED)
+    index = builder.build(None)
+    builder.apply(index, [odd])
+    assert index.documents == 1 and "odd" in index.dense
+    with pytest.raises(ValueError):
+        IndexBuilder(store, KEY, DIM, factory="Flat").build(None)
