@@ -39,8 +39,11 @@ def replay_lexical(builder: IndexBuilder, lexical: LexicalIndex, after: str, unt
 
 
 def compact(builder: IndexBuilder, index: SearchIndex, lock, current) -> bool:
-    """Rebuild `index`'s lexical index outside `lock`, then, holding it, bring the new one to `index.applied` and
-    swap it in; False when `index` stopped being the served one (`current()`) meanwhile."""
+    """Rebuild `index`'s lexical index outside `lock`, then, holding it, bring both to the same change-log entry and
+    swap the new one in; False when `index` stopped being the served one (`current()`) meanwhile.
+
+    The served index is caught up first: this process's own writes made during the rebuild are then behind
+    `index.applied` too, so the replay gives them to the new index (they were only ever in the old one)."""
     started = time.monotonic()
     fresh, applied = rebuilt_lexical(builder)
     with lock:
@@ -48,6 +51,7 @@ def compact(builder: IndexBuilder, index: SearchIndex, lock, current) -> bool:
             fresh.close()
             return False
         try:
+            builder.catch_up(index)
             replay_lexical(builder, fresh, applied, index.applied)
         except BaseException:
             fresh.close()

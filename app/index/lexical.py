@@ -128,6 +128,16 @@ class LexicalIndex:
     def __len__(self) -> int:
         return int(self._searcher.num_docs)
 
+    def ids(self, page: int = 100_000) -> list[str]:
+        """Every document id it holds, as of the last commit: what `verify` compares with the store."""
+        searcher, out = self._searcher, []
+        while len(out) < searcher.num_docs:
+            hits = searcher.search(tantivy.Query.all_query(), page, offset=len(out)).hits
+            if not hits:
+                break
+            out.extend(searcher.doc(address)[ID][0] for _, address in hits)
+        return out
+
     def terms(self, text: str) -> list[str]:
         return self._terms.analyze(text)
 

@@ -194,7 +194,9 @@ class LiveIndex:
         elif reason := index.dense.rebuild_reason():
             self.rebuild(index.correction, reason)
         elif self._lexical_due(index):
-            compact(self.builder, index, self._lock, lambda: self.current)
+            if compact(self.builder, index, self._lock, lambda: self.current):
+                self._snapshotted = None  # the one on disk holds the old lexical index; a restart would load it
+                self.snapshot()
         elif time.monotonic() - self._snapshot_at > self._snapshot_interval:
             self.snapshot()
 
