@@ -79,11 +79,21 @@ class _ServiceCollector:
                                       labels=["collection"])  # fmt: skip
         served = InfoMetricFamily("ce_collection", "Each open collection's backbone, pooling and correction.",
                                   labels=["collection"])  # fmt: skip
+        drift = GaugeMetricFamily(
+            "ce_index_drift",
+            "Documents each index differs from the store by at the last check (a drifted one is rebuilt).",
+            labels=["collection", "index"],
+        )
         for collection in service.collections.open_collections():
             index = collection.services.served.current
             documents.add_metric([collection.spec.name], index.documents)
+            if (check := collection.services.served.integrity) is not None:
+                for name, found in (("dense", check.dense), ("lexical", check.lexical)):
+                    if found is not None:
+                        drift.add_metric([collection.spec.name, name], found.count)
             served.add_metric([collection.spec.name], {"backbone": collection.spec.backbone,
                                                        "pooling": collection.spec.pooling,
                                                        "correction": index.correction_id or "none"})  # fmt: skip
         yield documents
         yield served
+        yield drift

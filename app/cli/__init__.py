@@ -11,6 +11,7 @@ from app.cli.benchmarks import bench, bench_collections, bench_search, bench_sha
 from app.cli.collections import collections
 from app.cli.corrections import eval_search, evaluate, fit, isotropy
 from app.cli.export import export_onnx
+from app.cli.integrity import verify
 from app.cli.reports import compare, report, spaces
 from app.cli.serve import index_documents, serve
 
@@ -25,6 +26,7 @@ for name, command in (
     ("serve", serve),
     ("fit", fit),
     ("index", index_documents),
+    ("verify", verify),
     ("eval", evaluate),
     ("eval-search", eval_search),
     ("isotropy", isotropy),

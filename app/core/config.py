@@ -133,6 +133,12 @@ class Settings(BaseSettings):
         1.0, gt=0, description="Seconds between checks for other processes' writes and a newly published correction."
     )
     snapshot_interval: float = Field(60.0, gt=0, description="Seconds between snapshots of a changed index.")
+    verify_interval: float = Field(
+        300.0,
+        gt=0,
+        description="Seconds between the server's comparisons of every id in the store with both indexes "
+        "(collections up to 1,000,000 documents; counts are compared at every follow step). Drift is rebuilt.",
+    )
     replica_timeout: float = Field(
         30.0,
         gt=0,

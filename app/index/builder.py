@@ -172,7 +172,7 @@ class IndexBuilder:
         try:
             with tqdm(total=total, desc="index: reading store", unit="doc", disable=not progress, leave=False) as bar:
                 for ids in self.store.documents.ids(self.collection_key):
-                    ids = [d for d in ids if d not in seen and self._holds(d)]  # SSCAN may repeat an id
+                    ids = [d for d in ids if d not in seen and self.holds(d)]  # SSCAN may repeat an id
                     batch = [d for d in self.store.documents.get(self.collection_key, ids) if d is not None]
                     seen.update(d.id for d in batch)
                     filling.add(*self.indexed(batch, correction))
@@ -250,7 +250,7 @@ class IndexBuilder:
                 yield change
                 after = change.id
 
-    def _holds(self, doc_id: str) -> bool:
+    def holds(self, doc_id: str) -> bool:
         return self.shard is None or self.shard.holds(doc_id)
 
     def touched(self, change: Change) -> list[str]:

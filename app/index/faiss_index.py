@@ -17,6 +17,10 @@ TRAIN_PER_LIST = 64
 ADD_CHUNK = 100_000
 
 
+class IndexCorrupt(Exception):
+    """FAISS and the id map around it disagree: only a rebuild from the store can be trusted."""
+
+
 class VectorIndex:
     """Inner-product search over unit vectors (cosine); upsert, delete and filter by string id.
 
@@ -115,6 +119,15 @@ class VectorIndex:
     @property
     def dead(self) -> int:
         return len(self._dead)
+
+    def keys(self) -> list[str]:
+        """Every key it holds, read at once (what `verify` compares with the store); FAISS's own count must agree."""
+        with self._lock.reading():
+            keys = list(self._label_of)
+            if self._index.ntotal != len(keys) + len(self._dead):
+                raise IndexCorrupt(f"FAISS holds {self._index.ntotal} vectors for {len(keys)} keys and "
+                                   f"{len(self._dead)} tombstones")  # fmt: skip
+            return keys
 
     def keys_at(self, labels: Sequence[int]) -> list[str | None]:
         """The keys FAISS labels stand for (None for a removed one)."""

@@ -32,6 +32,9 @@ class KeyIndex:
     def __contains__(self, key: str) -> bool:
         return key in self._keys
 
+    def keys(self) -> list[str]:
+        return list(self._keys)
+
     def upsert(self, keys: Sequence[str], _vectors: np.ndarray | None = None) -> None:
         self._keys.update(keys)
 

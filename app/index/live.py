@@ -16,6 +16,7 @@ from app.core.errors import StoreUnavailable
 from app.correction.pipeline import Correction
 from app.index.builder import ChangeLogGap, IndexBuilder
 from app.index.compaction import QUIET_FOLLOWS, compact
+from app.index.integrity import FULL_CHECK_DOCUMENTS, IntegrityCheck, check_counts, check_full
 from app.index.search_index import SearchIndex
 from app.index.snapshot import SnapshotFile, SnapshotRefused
 from app.store.documents import DocumentRecord
@@ -29,6 +30,7 @@ class ServedIndex(Protocol):
     current: SearchIndex  # read once per request: its correction and its indexes agree
     collection_key: str  # where its documents live in the store
     builder: IndexBuilder  # how its documents become vectors
+    integrity: IntegrityCheck | None  # its last comparison with the store
 
     def writing(self) -> AbstractContextManager[SearchIndex]: ...
 
@@ -63,6 +65,7 @@ class LiveIndex:
         follow_interval: float,
         snapshot_interval: float,
         replica_timeout: float = 30.0,
+        verify_interval: float = 300.0,
     ):
         self.builder = builder
         self.collection_key = builder.collection_key
@@ -74,11 +77,13 @@ class LiveIndex:
         self._follow_interval = follow_interval
         self._snapshot_interval = snapshot_interval
         self._lock = threading.RLock()
+        self._verify_interval = verify_interval
+        self.integrity: IntegrityCheck | None = None  # the last comparison with the store: /info and /metrics show it
         self.opened: dict = {}  # how the served index was opened: from a snapshot, or built and why
         self.current = self._open(correction)
         # What the snapshot on disk holds: (index, change); an index built from the store is worth one at once.
         self._snapshotted = (self.current, self.current.applied if self.opened["from"] == "snapshot" else None)
-        self._snapshot_at = time.monotonic()
+        self._snapshot_at = self._verified_at = time.monotonic()
         self._rebuild: Future | None = None
         self._rebuild_target: str | None = None
         self._quiet = (self.current.applied, 0)  # the last change seen, and follower steps since it changed
@@ -110,11 +115,12 @@ class LiveIndex:
                 replayed = builder.catch_up(index)
             except ChangeLogGap as gap:
                 raise SnapshotRefused(str(gap)) from gap
-            stored = builder.stored_count()
-            if index.documents != stored:
-                raise SnapshotRefused(f"{index.documents} documents after replay, the store holds {stored}")
-            if index.lexical is not None and len(index.lexical) != stored:
-                raise SnapshotRefused(f"{len(index.lexical)} lexical documents after replay, the store holds {stored}")
+            # Counts can agree while the ids do not (a leftover deleted document in place of a missing one).
+            small = builder.shard is None and builder.stored_count() <= FULL_CHECK_DOCUMENTS
+            check = check_full(builder, index) if small else check_counts(builder, index)
+            if check is not None and check.drift:
+                raise SnapshotRefused(f"after replay it differs from the store: {check.summary()}")
+            self.integrity = check
         except BaseException:
             index.close()
             raise
@@ -193,12 +199,35 @@ class LiveIndex:
             self.rebuild(correction, f"correction {correction.id} is current in redis")
         elif reason := index.dense.rebuild_reason():
             self.rebuild(index.correction, reason)
+        elif (check := self._check_if_due(index)) is not None and check.drift:
+            log.warning("index drifted from the store (%s); rebuilding it", check.summary())
+            self.rebuild(index.correction, f"drift from the store: {check.summary()}")
         elif self._lexical_due(index):
             if compact(self.builder, index, self._lock, lambda: self.current):
                 self._snapshotted = None  # the one on disk holds the old lexical index; a restart would load it
                 self.snapshot()
         elif time.monotonic() - self._snapshot_at > self._snapshot_interval:
             self.snapshot()
+
+    def _check_if_due(self, index: SearchIndex) -> IntegrityCheck | None:
+        """Counts at every step once writes pause; every id each `verify_interval` (small indexes only)."""
+        if self.builder.shard is not None:  # a shard counts its documents by scanning every id: too dear each step
+            return None
+        due = time.monotonic() - self._verified_at > self._verify_interval
+        return self.verify(full=due and index.documents <= FULL_CHECK_DOCUMENTS)
+
+    def verify(self, *, full: bool = True) -> IntegrityCheck | None:
+        """Compare the store with both indexes (every id, or counts: None while writes are in flight)."""
+        with self._lock:
+            self.builder.catch_up(self.current)  # this process's own writes are then behind `applied` too
+            index = self.current
+            check = None if full else check_counts(self.builder, index)
+        if full:
+            check = check_full(self.builder, index)  # outside the lock: writes made meanwhile are left out
+            self._verified_at = time.monotonic()
+        if check is not None:
+            self.integrity = check
+        return check
 
     def _lexical_due(self, index: SearchIndex) -> bool:
         """Whether the lexical index counts dead versions and writes have paused for QUIET_FOLLOWS steps."""
@@ -243,31 +272,5 @@ class LiveIndex:
             "applied_change": index.applied,
             "opened": self.opened,
             "rebuilding_for": self._rebuild_target if self.rebuilding else None,
+            "integrity": self.integrity.describe() if self.integrity else None,
         }
-
-
-class WriterIndex:
-    """A writer's index (`python -m app index`): an empty index that follows nothing; the servers follow its writes."""
-
-    def __init__(self, builder: IndexBuilder, correction: Correction | None):
-        self.builder = builder
-        self.collection_key = builder.collection_key
-        self.current = builder.empty(correction)
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def writing(self) -> Iterator[SearchIndex]:
-        with self._lock:
-            yield self.current
-
-    def wrote(self, index: SearchIndex, records: list[DocumentRecord], change: str) -> None:
-        """Nothing to index: a writer's documents reach the servers through the change log."""
-
-    def snapshot(self) -> None:
-        """A writer keeps no index, so there is nothing to write."""
-
-    def close(self) -> None:
-        """Nothing runs in the background."""
-
-    def status(self) -> dict:
-        return self.current.dense.describe()

@@ -79,6 +79,15 @@ class DocumentStore(KeyedStore):
         return out
 
     @store_call
+    def spans(self, collection_key: str, doc_ids: Sequence[str]) -> list[str | None]:
+        """Each document's passage spans as stored ("" for one passage), None where an id is unknown: what `verify`
+        reads of every document, without its text or vectors."""
+        pipe = self.client.pipeline(transaction=False)
+        for doc_id in doc_ids:
+            pipe.hmget(self._doc_key(collection_key, doc_id), "metadata", "passages")
+        return [None if meta is None else (spans or b"").decode() for meta, spans in pipe.execute()]
+
+    @store_call
     def count(self, collection_key: str) -> int:
         return int(self.client.scard(self._ids_key(collection_key)))
 

@@ -56,3 +56,17 @@ def start_fit(name: CollectionName, body: FitRequest, services: ServicesDep) -> 
 def fit_status(name: CollectionName, services: ServicesDep) -> dict:
     """The last fit started here for this collection: running (with its progress bar's figures), done, failed."""
     return services.fits.status(name)
+
+
+@router.post("/collections/{name}/verify")
+def verify_collection(name: CollectionName, services: ServicesDep, repair: bool = False) -> dict:
+    """Every stored id and passage against this server's dense and lexical index (what `python -m app verify --url`
+    asks); with `repair`, indexes that differ are rebuilt from the store in the background."""
+    served = services.collections.get(name, wait=OPEN_WAIT).services.served
+    check = served.verify()
+    report = {"collection": name, **check.describe()}
+    if check.drift:
+        report["repair"] = "rebuild started" if repair else "not asked"
+        if repair:
+            served.rebuild(served.current.correction, f"verify --repair: {check.summary()}")
+    return report

@@ -11,8 +11,9 @@ from app.index.builder import IndexBuilder
 from app.index.calibration import SearchDepth
 from app.index.key_index import SHARDED
 from app.index.lexical import Analyzer, remove_abandoned
-from app.index.live import LiveIndex, PublishedCorrection, ServedIndex, WriterIndex
+from app.index.live import LiveIndex, PublishedCorrection, ServedIndex
 from app.index.passages import splitter_for
+from app.index.writer import WriterIndex
 from app.services.documents import DocumentService
 from app.services.embedding import EmbeddingService
 from app.services.search import SearchService
@@ -62,6 +63,7 @@ def open_collection_services(
             follow_interval=settings.follow_interval,
             snapshot_interval=settings.snapshot_interval,
             replica_timeout=settings.replica_timeout,
+            verify_interval=settings.verify_interval,
         )
     else:
         served = WriterIndex(builder, correction)
