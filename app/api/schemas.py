@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -70,8 +71,38 @@ SCHEMA_BOUNDS = {"max_items": MAX_ITEMS, "max_filter_keys": MAX_FILTER_KEYS, "ma
 PER_REQUEST = served(maxItems="max_texts")  # CE_MAX_TEXTS, at most MAX_ITEMS
 
 
+def unfit_value(value: Any, path: tuple = ()) -> tuple[tuple, str] | None:
+    """Where a parsed JSON body holds what no field may: a lone surrogate in a string or key (JSON's `\\ud800` escape
+    parses into one; it is not Unicode text and cannot be stored or tokenized), or NaN or Infinity (Python's JSON
+    reader takes them; the JSON answer could not carry them back)."""
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return path, "holds a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not Unicode text"
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path, f"is {value}; numbers must be finite")
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if (found := unfit_value(key, (*path, key)) if isinstance(key, str) else None) is not None:
+            return found
+        if (found := unfit_value(item, (*path, key))) is not None:
+            return found
+    return None
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _json_values_only(cls, data: Any) -> Any:
+        if (found := unfit_value(data)) is not None:
+            path, why = found
+            where = ".".join(str(p).encode(errors="backslashreplace").decode() for p in path)  # a key may hold it
+            raise ValueError(f"{where or 'body'} {why}")
+        return data
 
 
 class EmbedRequest(Strict):
@@ -154,7 +185,7 @@ class DocumentOut(BaseModel):
 
 class SearchRequest(Strict):
     q: Text = Field(description="The query text.")
-    k: int = Field(
+    k: StrictInt = Field(
         10, ge=1, description="How many results (at most CE_MAX_K).", json_schema_extra=served(maximum="max_k")
     )
     filter: dict[str, Scalar] | None = Field(

@@ -7,10 +7,12 @@ import math
 import re
 
 import faiss
+import numpy as np
 
 EXACT_LIMIT = 20_000  # `auto`: exact search below this many vectors (about 2 ms a query at 256 dims, one core)
 COMPRESS_LIMIT = 2_000_000  # `auto`: full vectors in the lists up to this many (3 GB at 384 dims), codes beyond
 MAX_LISTS = 4096  # training more lists, and assigning every vector to one, takes tens of minutes on two cores
+MAX_ASKED_LISTS = 65_536  # an IVF asked for by name: its lists need 39 vectors each (2.6M) to train, hours here
 RETRAIN_GROWTH = 4.0  # `auto`: retrain an IVF index once it holds this many times what it was trained on
 DEAD_SHARE = 0.25  # rebuild an index that cannot delete in place once this share of it is tombstones
 
@@ -61,6 +63,23 @@ def servable_factory(dim: int, factory: str, n: int) -> str:
     train it (an empty collection on IVF4096,Flat serves exactly, then is rebuilt once it can be trained)."""
     resolved = resolve_factory(factory, n, dim)
     return resolved if n >= training_minimum(dim, resolved) else "Flat"
+
+
+def check_factory(dim: int, factory: str) -> None:
+    """Raise ValueError, with the reason, for a factory string the service cannot serve: one that maps ids itself
+    (the service does, by label), an IVF of more lists than can be trained, or one faiss cannot build or add to."""
+    if factory == "auto":
+        return
+    if "IDMap" in factory:
+        raise ValueError("the service maps document ids to FAISS labels itself; leave IDMap out (e.g. 'Flat')")
+    lists = [int(n) for n in re.findall(r"IVF(\d+)", factory)]
+    if lists and max(lists) > MAX_ASKED_LISTS:
+        raise ValueError(f"{max(lists):,} inverted lists need {39 * max(lists):,} vectors to train; at most "
+                         f"{MAX_ASKED_LISTS:,} lists (or 'auto', which sizes them for the collection)")  # fmt: skip
+    index = new_faiss_index(dim, factory)
+    if index.is_trained:  # one that needs training is tried when it has been (below that it serves exactly)
+        index.add_with_ids(np.ones((1, dim), dtype=np.float32), np.array([0], dtype=np.int64))
+        index.search(np.ones((1, dim), dtype=np.float32), 1)
 
 
 def new_faiss_index(dim: int, factory: str) -> faiss.Index:

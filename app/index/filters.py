@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Mapping
 
@@ -52,6 +53,8 @@ class FieldIndex:
         for key, value in where.items():
             if not isinstance(value, Scalar):
                 raise FilterError(f"filter on {key!r}: only strings, numbers, booleans and null can be matched")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise FilterError(f"filter on {key!r}: {value} matches nothing; numbers must be finite")
         with self._lock:
             lists = sorted((self._docs.get(_term(k, v), set()) for k, v in where.items()), key=len)
             if not lists:

@@ -14,7 +14,7 @@ from app.core.names import Pooling
 from app.correction.artifact import CorrectionArtifact
 from app.correction.registry import load_version, resolve_correction
 from app.engine.encoder import BatchingEngine
-from app.index.faiss_index import VectorIndex
+from app.index.factories import check_factory
 from app.services.collections.spec import NAME, READY, SEARCH_SETTINGS, CollectionSpec
 from app.store.redis_store import RedisStore
 
@@ -80,7 +80,7 @@ def completed(spec: CollectionSpec, engine: BatchingEngine, store: RedisStore, m
     """A loading collection made ready with what needed its backbone: the index factory checked against its
     dimension, the correction asked for resolved, the backbone's fingerprint (422 if one cannot serve)."""
     try:
-        VectorIndex(engine.backbone.dim, spec.index_factory)
+        check_factory(engine.backbone.dim, spec.index_factory)
     except Exception as exc:  # faiss says why in many ways; all mean "not a factory string it can build"
         raise InvalidInput(f"index_factory {spec.index_factory!r}: {exc}") from None
     artifact = correction_for(store, engine, spec.requested_correction or "auto", models_dir)
