@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 ROUND_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -59,6 +59,10 @@ class _ServiceCollector:
             return
         stats = service.engine.stats()
         yield GaugeMetricFamily("ce_encoder_queue_texts", "Texts waiting to be encoded.", value=stats["queued_texts"])
+        yield CounterMetricFamily("ce_encoder_texts_encoded", "Texts the default backbone encoded.",
+                                  value=stats["texts_encoded"])  # fmt: skip
+        yield CounterMetricFamily("ce_encoder_texts_dropped", "Texts never encoded: their request timed out (504) "
+                                  "or was given up first.", value=stats["texts_dropped"])  # fmt: skip
         yield GaugeMetricFamily(
             "ce_index_documents", "Documents in the served index.", value=service.served.current.documents
         )

@@ -65,7 +65,9 @@ def index_documents(
     from app.services.ingestion import Ingestion
 
     settings = get_settings()
-    services = Services.from_settings(settings.model_copy(update={"max_texts": max(batch, 1)}), search=False)
+    # A batch is bounded by --batch alone: the per-request limits protect a server's other clients, not this run.
+    unbounded = {"max_texts": max(batch, 1), "max_request_tokens": 2**62}
+    services = Services.from_settings(settings.model_copy(update=unbounded), search=False)
     try:
         documents = services.collections.get(collection).services.documents if collection else services.documents
         report = Ingestion(services.store, documents).run(corpus, batch=batch, restart=restart)

@@ -195,6 +195,18 @@ class Settings(BaseSettings):
     max_fits: int = Field(
         1, ge=1, description="Fits started over HTTP running at once (child processes); more get 429 with Retry-After."
     )
+    max_request_tokens: int = Field(
+        262_144,
+        ge=256,
+        description="Tokens of text one request may send to be encoded (a document's whole text, "
+        "an /embed text up to the token limit); more is a 413 at once, before any encoding.",
+    )
+    round_tokens: int = Field(
+        2048,
+        ge=64,
+        description="Tokens the encoder takes into one round, shared among the waiting requests: a "
+        "short request waits for at most one such round.",
+    )
     max_queue_texts: int = Field(
         2048, ge=1, description="Texts waiting to be encoded before new requests get 429 with Retry-After."
     )

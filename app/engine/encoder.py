@@ -20,19 +20,37 @@ from app.core.errors import NotReady, Overloaded, RequestTimeout
 log = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Job:
+    """One request's texts, encoded a share per round; answered whole when its last share is done."""
+
     texts: list[str]
     token_weights: np.ndarray | None = None  # a correction's pooling weights (SIF); a round shares one
-    future: Future = field(default_factory=Future)
+    deadline: float = float("inf")  # monotonic seconds: past it, its caller has its 504 and nothing more is encoded
+    future: Future = field(default_factory=Future)  # pending until answered, so its caller can cancel it any time
+    done: int = 0  # texts encoded so far, in order
+    parts: list[np.ndarray] = field(default_factory=list)
+
+    @property
+    def left(self) -> int:
+        return len(self.texts) - self.done
+
+
+def text_tokens(text: str, max_length: int) -> int:
+    """About how many tokens a text costs the backbone (a word piece is ~4 characters of English), to fill rounds
+    by cost without tokenizing twice."""
+    return min(max_length, 2 + len(text) // 4)
 
 
 class BatchingEngine:
-    """A bounded queue in front of the backbone; a worker takes what is waiting and encodes it together.
+    """A bounded queue in front of the backbone; a worker encodes rounds that give every waiting request a share.
 
-    The backbone sorts each round by length and batches it under a token budget, so many small requests
-    cost about what one large one does. The queue is bounded in texts: past it, callers get Overloaded
-    (429 with Retry-After) instead of growing memory without bound.
+    A round takes texts from each request in turn, up to `round_texts` texts and `round_tokens` tokens, so a
+    request of thousands of passages is encoded over many short rounds with every other request served between
+    them (a fair share, not first come first served), and its deadline stops it between two rounds. The backbone
+    sorts each round by length and batches it under its own token budget. Past `max_queue_texts` texts ahead of a
+    request (counting each other request up to that one's size: its fair share), callers get Overloaded (429 with
+    Retry-After) instead of growing memory without bound.
     """
 
     def __init__(
@@ -41,11 +59,13 @@ class BatchingEngine:
         *,
         max_queue_texts: int = 2048,
         round_texts: int = 64,
+        round_tokens: int = 2048,
         load_timeout: float = 600.0,
         request_timeout: float | None = None,
     ):
         self.max_queue_texts = max_queue_texts
         self.round_texts = round_texts
+        self.round_tokens = round_tokens
         self.request_timeout = request_timeout  # seconds a caller waits for its vectors; None: no deadline
         self.on_round: Callable[[int, float], None] | None = None  # (texts, seconds) after each round: metrics
         self._jobs: deque[_Job] = deque()
@@ -54,7 +74,7 @@ class BatchingEngine:
         self._closing = False
         self._stopped: str | None = None  # why the worker ended unexpectedly; it then refuses work
         self._seconds_per_text = 0.005  # refined as rounds complete; sizes Retry-After
-        self._rounds = self._texts_done = 0
+        self._rounds = self._texts_done = self._texts_dropped = 0
         self._busy_seconds = 0.0
         # The worker builds the backbone itself: torch is then only ever run from one thread. Loading a
         # model in one thread and running it in another left two OpenMP pools fighting over two cores
@@ -71,20 +91,24 @@ class BatchingEngine:
             raise self._load_error
 
     def submit(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> Future:
-        """Queue texts; the future resolves to their float32 vectors, in order (pooled with `token_weights`)."""
-        job = _Job(list(texts), token_weights)
+        """Queue texts; the future resolves to their float32 vectors, in order (pooled with `token_weights`).
+        Cancelling it (its caller gave up) stops its encoding at the next round."""
+        deadline = time.monotonic() + self.request_timeout if self.request_timeout else float("inf")
+        job = _Job(list(texts), token_weights, deadline)
         with self._cond:
             if self._stopped is not None:
                 raise NotReady(f"the encoder is not running ({self._stopped})")
             if self._closing:
                 raise NotReady("the service is shutting down")
-            if self._queued_texts and self._queued_texts + len(job.texts) > self.max_queue_texts:
+            ahead = sum(min(other.left, job.left) for other in self._jobs)  # what is encoded before it finishes
+            if self._jobs and ahead + job.left > self.max_queue_texts:
                 raise Overloaded(
-                    f"{self._queued_texts} texts are waiting to be encoded (limit {self.max_queue_texts}); retry later",
+                    f"{self._queued_texts} texts are waiting to be encoded; {ahead} of them would be encoded before "
+                    f"these {job.left} (limit {self.max_queue_texts}); retry later",
                     retry_after=self.retry_after(),
                 )
             self._jobs.append(job)
-            self._queued_texts += len(job.texts)
+            self._queued_texts += job.left
             self._cond.notify()
         return job.future
 
@@ -127,6 +151,7 @@ class BatchingEngine:
             "max_queue_texts": self.max_queue_texts,
             "rounds": self._rounds,
             "texts_encoded": self._texts_done,
+            "texts_dropped": self._texts_dropped,  # of requests that timed out or were given up: never encoded
             "mean_round_texts": round(self._texts_done / self._rounds, 2) if self._rounds else 0.0,
             "encode_seconds": round(self._busy_seconds, 3),
         }
@@ -135,29 +160,48 @@ class BatchingEngine:
         """Seconds until the queue has likely drained, at least 1."""
         return max(1, int(self._queued_texts * self._seconds_per_text + 0.999))
 
-    def _take_round(self) -> list[_Job]:
-        """Whole jobs in arrival order, up to `round_texts` texts, pooled alike (always at least one job)."""
+    def _take_round(self) -> list[tuple[_Job, int]]:
+        """(job, texts) shares of the next round: one text from each waiting job in turn, pooled alike, while the
+        round has room (always at least one text); jobs cancelled or past their deadline are dropped first."""
         with self._cond:
-            taken, count = [], 0
-            while not taken:  # every job waiting may have been cancelled: then wait for the next
-                while not self._jobs and not self._closing:
-                    self._cond.wait()
-                if not self._jobs:  # closing and drained
-                    return taken
-                while self._jobs and (
-                    not taken
-                    or (count + len(self._jobs[0].texts) <= self.round_texts
-                        and self._jobs[0].token_weights is taken[0].token_weights)
-                ):  # fmt: skip
-                    job = self._jobs.popleft()
-                    # Claimed before encoding: a claimed future cannot be cancelled; one already cancelled (its
-                    # caller gave up) is dropped here, so answering it later can never raise in this thread.
-                    if job.future.set_running_or_notify_cancel():
-                        taken.append(job)
-                        count += len(job.texts)
-                    else:
-                        self._queued_texts -= len(job.texts)
-            return taken
+            while True:
+                self._drop_abandoned()
+                if self._jobs:
+                    break
+                if self._closing:
+                    return []
+                self._cond.wait()
+            weights = self._jobs[0].token_weights
+            jobs = [job for job in self._jobs if job.token_weights is weights]
+            shares = dict.fromkeys(jobs, 0)
+            texts = tokens = 0
+            while texts < self.round_texts:
+                took = False
+                for job in jobs:
+                    if shares[job] == job.left:
+                        continue
+                    cost = text_tokens(job.texts[job.done + shares[job]], self.backbone.max_length)
+                    if texts and (texts == self.round_texts or tokens + cost > self.round_tokens):
+                        return self._rotated([(j, n) for j, n in shares.items() if n])
+                    shares[job] += 1
+                    texts, tokens, took = texts + 1, tokens + cost, True
+                if not took:
+                    break
+            return self._rotated([(j, n) for j, n in shares.items() if n])
+
+    def _rotated(self, shares: list[tuple[_Job, int]]) -> list[tuple[_Job, int]]:
+        """The next round starts with the job after this round's first (caller holds the lock)."""
+        self._jobs.rotate(-1)
+        return shares
+
+    def _drop_abandoned(self) -> None:
+        """Forget jobs whose callers gave up or whose deadline passed: none of their texts is encoded any more."""
+        now = time.monotonic()
+        for job in [j for j in self._jobs if j.future.cancelled() or j.deadline < now]:
+            job.future.cancel()
+            self._jobs.remove(job)
+            self._queued_texts -= job.left
+            self._texts_dropped += job.left
 
     def _run(self, factory: Callable[[], Backbone]) -> None:
         try:
@@ -168,31 +212,27 @@ class BatchingEngine:
         finally:
             self._loaded.set()
         try:
-            while jobs := self._take_round():  # empty only when closing and drained
-                self._encode_round(jobs)
+            while shares := self._take_round():  # empty only when closing and drained
+                self._encode_round(shares)
         except BaseException as exc:  # nothing a round raises should get here; if it does, fail loudly
             log.critical("the encoder thread stopped: %r", exc)
             self._stop(repr(exc))
 
-    def _encode_round(self, jobs: list[_Job]) -> None:
-        """Encode the round's texts together and answer each job; a failure is answered to each of them."""
-        texts = [t for job in jobs for t in job.texts]
-        weights = jobs[0].token_weights
+    def _encode_round(self, shares: list[tuple[_Job, int]]) -> None:
+        """Encode the round's texts together; answer each job whose last share it was. A failure is answered to
+        each job with a share in it."""
+        texts = [t for job, n in shares for t in job.texts[job.done : job.done + n]]
+        weights = shares[0][0].token_weights
         start = time.perf_counter()
         try:
             vectors = self.backbone.encode(texts) if weights is None else self.backbone.encode(texts, weights)
         except Exception as exc:  # answered to every waiting caller, never kills the worker
             log.exception("encoding a round of %d texts failed", len(texts))
-            for job in jobs:
-                job.future.set_exception(exc)
+            self._finish(shares, exc)
             return
         except BaseException:
-            for job in jobs:
-                job.future.set_exception(NotReady("the encoder stopped while encoding this request"))
+            self._finish(shares, NotReady("the encoder stopped while encoding this request"))
             raise
-        finally:
-            with self._cond:
-                self._queued_texts -= len(texts)
         elapsed = time.perf_counter() - start
         self._rounds += 1
         self._texts_done += len(texts)
@@ -201,9 +241,24 @@ class BatchingEngine:
         if self.on_round is not None:
             self.on_round(len(texts), elapsed)
         offset = 0
-        for job in jobs:
-            job.future.set_result(vectors[offset : offset + len(job.texts)])
-            offset += len(job.texts)
+        with self._cond:
+            for job, n in shares:
+                job.parts.append(vectors[offset : offset + n])
+                job.done, offset = job.done + n, offset + n
+                self._queued_texts -= n
+                if not job.left:
+                    self._jobs.remove(job)
+                    if job.future.set_running_or_notify_cancel():  # False: its caller gave up meanwhile
+                        job.future.set_result(np.concatenate(job.parts) if len(job.parts) > 1 else job.parts[0])
+
+    def _finish(self, shares: list[tuple[_Job, int]], exc: BaseException) -> None:
+        """Answer every job with a share in a failed round with the failure, and forget it."""
+        with self._cond:
+            for job, _ in shares:
+                self._jobs.remove(job)
+                self._queued_texts -= job.left
+                if job.future.set_running_or_notify_cancel():
+                    job.future.set_exception(exc)
 
     def _stop(self, reason: str) -> None:
         """The worker is gone: refuse new work and answer every queued caller instead of leaving it waiting."""

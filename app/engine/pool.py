@@ -20,6 +20,7 @@ def engine_for(settings: Settings, backbone=None) -> BatchingEngine:
         backbone or (lambda: build_backbone(settings)),
         max_queue_texts=settings.max_queue_texts,
         round_texts=settings.batch_size,
+        round_tokens=settings.round_tokens,
         request_timeout=settings.request_timeout,
     )
 

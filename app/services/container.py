@@ -149,6 +149,7 @@ class Services:
                 "max_body_bytes": settings.max_body_bytes,
                 "max_k": settings.max_k,
                 "max_queue_texts": settings.max_queue_texts,
+                "max_request_tokens": settings.max_request_tokens,
                 "max_fits": settings.max_fits,
             },
         }

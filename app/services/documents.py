@@ -85,6 +85,7 @@ class DocumentService(CollectionService):
         """Split long texts into passages, encode, write to Redis in one transaction, then index; a store failure
         leaves nothing behind."""
         self._embedding.check_texts([d.text for d in docs], "documents")
+        self._embedding.check_tokens([d.text for d in docs], "documents", truncated=False)
         records = document_records(self._embedding.encode_raw, docs, self.split)
         with self._served.writing() as index:
             change = self.store.documents.put(self.collection_key, records)

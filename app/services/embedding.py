@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from app.core.config import Settings
-from app.core.errors import BadRequest, InvalidInput
+from app.core.errors import BadRequest, InvalidInput, TooLarge
 from app.core.names import Method
 from app.correction.pipeline import Correction, l2_normalize, pooling_weights, project
 from app.engine.encoder import BatchingEngine
@@ -56,6 +56,20 @@ class EmbeddingService:
             if len(text) > limits.max_text_chars:
                 raise InvalidInput(f"{what}[{i}]: {len(text)} characters, at most {limits.max_text_chars}")
         return texts
+
+    def check_tokens(self, texts: Sequence[str], what: str = "texts", *, truncated: bool = True) -> None:
+        """A 413 before any encoding for more than CE_MAX_REQUEST_TOKENS tokens: each text counted up to the token
+        limit when it is cut there, whole when it is indexed as passages. What one request may cost is bounded, so
+        it can finish within its deadline."""
+        budget, limit = self.settings.max_request_tokens, self.backbone.max_length
+        bound = (lambda n: min(n, limit)) if truncated else (lambda n: n)
+        # A token covers at least one byte: a request of fewer bytes than the budget is not counted.
+        if sum(bound(len(t.encode()) + 4) for t in texts) <= budget:
+            return
+        total = sum(map(bound, self.backbone.token_counts(texts)))
+        if total > budget:
+            raise TooLarge(f"{what}: {total:,} tokens to encode, at most {budget:,} per request "
+                           "(CE_MAX_REQUEST_TOKENS); send fewer or shorter texts")  # fmt: skip
 
     @staticmethod
     def _dedupe(texts: Sequence[str]) -> tuple[list[str], list[int] | None]:
@@ -112,6 +126,7 @@ class EmbeddingService:
         `dims` keeps the first ones (whitening's axes come by variance), as OpenAI's `dimensions` asks.
         """
         self.check_texts(texts)
+        await _off_loop_if(_long(texts), self.check_tokens, texts)
         cut = await _off_loop_if(_long(texts), self.truncated, texts, truncate=truncate)
         correction = self.correction if corrected else None
         method = correction.artifact.method if correction else Method.NONE
@@ -151,6 +166,7 @@ class EmbeddingService:
         self.check_texts(left, "pairs (first texts)")  # the limit counts pairs, not texts
         self.check_texts(right, "pairs (second texts)")
         texts, correction, n = list(left) + list(right), self.correction, len(left)
+        await _off_loop_if(_long(texts), self.check_tokens, texts)
         weights = pooling_weights(correction)
         pooled = await self.encode_raw_async(texts, weights)
         raw = pooled if weights is None else (await self.encode_raw_async(texts) if with_raw else None)

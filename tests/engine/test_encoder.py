@@ -9,7 +9,7 @@ import pytest
 
 from app.backbones.hashing import HashingBackbone
 from app.backbones.huggingface import length_batches
-from app.core.errors import NotReady, Overloaded
+from app.core.errors import NotReady, Overloaded, RequestTimeout
 from app.engine.encoder import BatchingEngine
 
 
@@ -50,19 +50,60 @@ def test_concurrent_callers_get_their_own_vectors_in_order():
 def test_a_full_queue_answers_overloaded_with_retry_after():
     backbone = SlowBackbone()
     backbone.release.clear()  # the worker blocks on its first round
-    engine = BatchingEngine(backbone, max_queue_texts=10)
+    engine = BatchingEngine(backbone, max_queue_texts=10, round_texts=1)
     try:
         first = engine.submit(["a"] * 6)
         time.sleep(0.05)
         second = engine.submit(["b"] * 4)  # 10 queued: at the limit, still accepted
         with pytest.raises(Overloaded) as err:
-            engine.submit(["c"])
+            engine.submit(["c"] * 5)  # 5 of the first's and 4 of the second's would be encoded before its last
         assert err.value.status == 429 and int(err.value.headers["Retry-After"]) >= 1
+        short = engine.submit(["d"])  # a short one's fair share waits behind one text of each: taken
         backbone.release.set()
         assert first.result(5).shape == (6, 16) and second.result(5).shape == (4, 16)
-        assert engine.encode(["c"]).shape == (1, 16)  # room again once drained
+        assert short.result(5).shape == (1, 16)
+        assert engine.encode(["c"] * 5).shape == (5, 16)  # room again once drained
     finally:
         backbone.release.set()
+        engine.close()
+
+
+def test_rounds_give_every_request_a_share_so_a_short_one_never_waits_for_a_long_one():
+    backbone = SlowBackbone(delay=0.01)
+    backbone.release.clear()
+    engine = BatchingEngine(backbone, round_texts=64, round_tokens=40)
+    try:
+        long = engine.submit([f"passage {i} " + "word " * 30 for i in range(40)])  # ~40 tokens each: one a round
+        time.sleep(0.05)
+        short = engine.submit(["a short query"])
+        backbone.release.set()
+        short.result(5)
+        assert not long.done()  # answered between the long request's rounds
+        vectors = long.result(10)
+        np.testing.assert_allclose(
+            vectors, HashingBackbone(dim=16).encode([f"passage {i} " + "word " * 30 for i in range(40)]), atol=1e-5
+        )
+        assert ["a short query"] in [[t for t in r if t == "a short query"] for r in backbone.rounds_texts[:3]]
+        assert max(backbone.rounds) <= 2
+    finally:
+        backbone.release.set()
+        engine.close()
+
+
+def test_after_its_deadline_no_further_round_of_a_request_is_encoded():
+    backbone = SlowBackbone(delay=0.02)
+    engine = BatchingEngine(backbone, round_texts=4, request_timeout=0.3)
+    texts = [f"text {i}" for i in range(400)]  # 100 rounds of 20 ms: far past its deadline
+    try:
+        with pytest.raises(RequestTimeout):
+            engine.encode(texts)
+        encoded = engine.stats()["texts_encoded"]
+        time.sleep(0.2)
+        stats = engine.stats()
+        assert stats["texts_encoded"] <= encoded + 4  # at most the round under way when it timed out
+        assert stats["texts_dropped"] + stats["texts_encoded"] == len(texts)
+        assert stats["queued_texts"] == 0 and engine.encode(["after"]).shape == (1, 16)
+    finally:
         engine.close()
 
 
@@ -133,7 +174,7 @@ def test_a_round_never_mixes_poolings():
         blocker.result(5)
     finally:
         engine.close()
-    assert backbone.rounds == [(1, False), (4, True), (4, False), (2, True)]  # arrival order, alike only
+    assert backbone.rounds == [(1, False), (6, True), (4, False)]  # every job pooled like the first waiting one
     np.testing.assert_allclose(results[0], HashingBackbone(dim=16).encode(["a b"] * 2, sif), atol=1e-6)
     np.testing.assert_allclose(results[2], HashingBackbone(dim=16).encode(["a b"] * 2), atol=1e-6)
 
