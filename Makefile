@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 STS := datasets/stsbenchmark
 
-.PHONY: install run test image image-test lint models eval compare clean
+.PHONY: install run test model-check image image-test lint models eval compare clean
 
 install: $(STAMP)
 
@@ -23,6 +23,12 @@ test: install
 	$(VENV)/bin/ruff check app tests
 	$(VENV)/bin/hadolint Dockerfile
 	$(PY) -m pytest
+
+## The integrity invariant, long: random adds, deletes, pauses, replicas and kill -9 on real server processes, checked
+## after every step (make test runs 600 steps); prints the steps, kills and replicas of each seed.
+model-check: install
+	CE_MODEL_STEPS=$${CE_MODEL_STEPS:-5000} CE_MODEL_SEEDS=$${CE_MODEL_SEEDS:-1,2,3,4,5} \
+	  $(PY) -m pytest -q -s -p no:cacheprovider tests/integration/test_model_based.py
 
 ## The service's image (Docker when an engine answers, else buildah on a debootstrap base; both need root here).
 image:
