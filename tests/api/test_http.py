@@ -175,8 +175,8 @@ def test_health_ready_info(client):
     assert info["correction"]["corpus"]["size"] == 150 and info["index"]["correction"] == info["correction"]["id"]
     assert info["limits"] == {
         "max_texts": 8, "max_text_chars": 200, "max_tokens": 256, "max_body_bytes": 8_000_000, "max_k": 20,
-        "max_queue_texts": 2048, "max_fits": 1, "max_items": 4096, "max_filter_keys": 32, "max_metadata_keys": 64,
-        "max_metadata_depth": 4, "max_metadata_bytes": 16_384,
+        "max_queue_texts": 2048, "max_request_tokens": 262_144, "max_fits": 1, "max_items": 4096,
+        "max_filter_keys": 32, "max_metadata_keys": 64, "max_metadata_depth": 4, "max_metadata_bytes": 16_384,
     }  # fmt: skip
 
 
