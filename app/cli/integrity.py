@@ -62,7 +62,7 @@ def _check_snapshot(collection: str, repair: bool) -> dict:
     settings = settings_for()
     services = Services.from_settings(settings, search=False)
     try:
-        served = services.collections.get(collection).services.served if collection != "default" else services.served
+        served = services.collections.get(collection).services.served
         builder = copy.copy(served.builder)  # a writer's reads no texts into a lexical index; this one must
         builder.analyzer = Analyzer(settings.lexical_language, settings.lexical_stopwords)
         builder.work_dir = settings.data_dir / "lexical"

@@ -172,27 +172,22 @@ class BatchingEngine:
                     return []
                 self._cond.wait()
             weights = self._jobs[0].token_weights
-            jobs = [job for job in self._jobs if job.token_weights is weights]
-            shares = dict.fromkeys(jobs, 0)
-            texts = tokens = 0
-            while texts < self.round_texts:
-                took = False
-                for job in jobs:
-                    if shares[job] == job.left:
-                        continue
-                    cost = text_tokens(job.texts[job.done + shares[job]], self.backbone.max_length)
-                    if texts and (texts == self.round_texts or tokens + cost > self.round_tokens):
-                        return self._rotated([(j, n) for j, n in shares.items() if n])
-                    shares[job] += 1
-                    texts, tokens, took = texts + 1, tokens + cost, True
-                if not took:
-                    break
-            return self._rotated([(j, n) for j, n in shares.items() if n])
+            shares = self._shares([job for job in self._jobs if job.token_weights is weights])
+            self._jobs.rotate(-1)  # the next round starts with the job after this round's first
+            return shares
 
-    def _rotated(self, shares: list[tuple[_Job, int]]) -> list[tuple[_Job, int]]:
-        """The next round starts with the job after this round's first (caller holds the lock)."""
-        self._jobs.rotate(-1)
-        return shares
+    def _shares(self, jobs: list[_Job]) -> list[tuple[_Job, int]]:
+        """One text from each job in turn while the round has room in texts and tokens (at least one text)."""
+        shares = dict.fromkeys(jobs, 0)
+        texts = tokens = 0
+        while any(shares[job] < job.left for job in jobs):
+            for job in (j for j in jobs if shares[j] < j.left):
+                cost = text_tokens(job.texts[job.done + shares[job]], self.backbone.max_length)
+                if texts and (texts == self.round_texts or tokens + cost > self.round_tokens):
+                    return [(j, n) for j, n in shares.items() if n]
+                shares[job] += 1
+                texts, tokens = texts + 1, tokens + cost
+        return [(j, n) for j, n in shares.items() if n]
 
     def _drop_abandoned(self) -> None:
         """Forget jobs whose callers gave up or whose deadline passed: none of their texts is encoded any more."""

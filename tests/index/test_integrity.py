@@ -47,26 +47,29 @@ def swap_a_lexical_document(service):
     lexical.commit()
 
 
-def test_verify_finds_drift_in_each_index_and_the_follower_rebuilds_it(settings):
+@pytest.fixture
+def service(settings):
     service = Services.from_settings(settings)
-    try:
-        service.documents.add([*docs(30), long_doc("long")])
-        live = service.served
-        clean = live.verify()
-        assert clean.drift == 0 and clean.full and clean.stored == 31
-        swap_a_lexical_document(service)
-        assert live.verify(full=False).drift == 0  # counts agree here: only ids tell
-        live.current.dense.remove([passage_key("long", 2)])
-        found = live.verify()
-        assert found.dense.describe() == {"missing": 1, "extra": 0, "examples": ["long"]}
-        assert found.lexical.describe() == {"missing": 1, "extra": 1, "examples": ["d1", "ghost"]}
-        live._verified_at = 0.0  # a full check is due
-        live.follow_once()
-        live._rebuild.result(30)
-        assert live.verify().drift == 0
-        assert live.status()["integrity"]["ok"] is True
-    finally:
-        service.close()
+    yield service
+    service.close()
+
+
+def test_verify_finds_drift_in_each_index_and_the_follower_rebuilds_it(service):
+    service.documents.add([*docs(30), long_doc("long")])
+    live = service.served
+    clean = live.verify()
+    assert clean.drift == 0 and clean.full and clean.stored == 31
+    swap_a_lexical_document(service)
+    assert live.verify(full=False).drift == 0  # counts agree here: only ids tell
+    live.current.dense.remove([passage_key("long", 2)])
+    found = live.verify()
+    assert found.dense.describe() == {"missing": 1, "extra": 0, "examples": ["long"]}
+    assert found.lexical.describe() == {"missing": 1, "extra": 1, "examples": ["d1", "ghost"]}
+    live._verified_at = 0.0  # a full check is due
+    live.follow_once()
+    live._rebuild.result(30)
+    assert live.verify().drift == 0
+    assert live.status()["integrity"]["ok"] is True
 
 
 def test_a_snapshot_whose_ids_differ_from_the_store_is_refused_though_its_counts_agree(settings):
@@ -85,15 +88,11 @@ def test_a_snapshot_whose_ids_differ_from_the_store_is_refused_though_its_counts
         again.close()
 
 
-def test_counts_name_drift_when_writes_have_paused(settings):
-    service = Services.from_settings(settings)
-    try:
-        service.documents.add(docs(5))
-        service.served.current.lexical.remove(["d0"])
-        service.served.current.lexical.commit()
-        check = service.served.verify(full=False)
-        assert (check.full, check.stored, check.dense.count, check.lexical.describe()) == (
-            False, 5, 0, {"missing": 1, "extra": 0, "examples": []},
-        )  # fmt: skip
-    finally:
-        service.close()
+def test_counts_name_drift_when_writes_have_paused(service):
+    service.documents.add(docs(5))
+    service.served.current.lexical.remove(["d0"])
+    service.served.current.lexical.commit()
+    check = service.served.verify(full=False)
+    assert (check.full, check.stored, check.dense.count, check.lexical.describe()) == (
+        False, 5, 0, {"missing": 1, "extra": 0, "examples": []},
+    )  # fmt: skip
