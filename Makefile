@@ -24,8 +24,8 @@ test: install
 	$(VENV)/bin/hadolint Dockerfile
 	$(PY) -m pytest
 
-## The integrity invariant, long: random adds, deletes, pauses, replicas and kill -9 on real server processes, checked
-## after every step (make test runs 600 steps); prints the steps, kills and replicas of each seed.
+## The integrity invariant, long: random adds, deletes, bursts, pauses, corrections, replicas and kill -9 on real server
+## processes, checked after every step (make test runs 510 steps); prints what each seed did.
 model-check: install
 	CE_MODEL_STEPS=$${CE_MODEL_STEPS:-5000} CE_MODEL_SEEDS=$${CE_MODEL_SEEDS:-1,2,3,4,5} \
 	  $(PY) -m pytest -q -s -p no:cacheprovider tests/integration/test_model_based.py

@@ -30,7 +30,7 @@ from app.store.redis_store import RedisStore
 from tests.conftest import server_env, server_log, start_server, stop_server
 
 IDS = [f"doc{i}" for i in range(12)]
-STEPS = int(os.environ.get("CE_MODEL_STEPS", "600"))  # over all seeds
+STEPS = int(os.environ.get("CE_MODEL_STEPS", "510"))  # over all seeds
 SEEDS = [int(s) for s in os.environ.get("CE_MODEL_SEEDS", "1,2,3").split(",")]
 STEPS_PER_EXAMPLE = 50
 ACTIONS = (["add_or_replace"] * 8 + ["delete"] * 5 + ["pause"] * 3 + ["burst"] * 2
