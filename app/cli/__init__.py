@@ -7,7 +7,7 @@ import sys
 import typer
 
 from app.cli.adaptation import adapt_backbone
-from app.cli.benchmarks import bench, bench_collections, bench_search, bench_shards, load
+from app.cli.benchmarks import bench, bench_collections, bench_fairness, bench_search, bench_shards, load
 from app.cli.collections import collections
 from app.cli.corrections import eval_search, evaluate, fit, isotropy
 from app.cli.export import export_onnx
@@ -40,6 +40,7 @@ for name, command in (
     ("bench-search", bench_search),
     ("bench-shards", bench_shards),
     ("bench-collections", bench_collections),
+    ("bench-fairness", bench_fairness),
 ):
     cli.command(name)(command)
 cli.add_typer(collections, name="collections")

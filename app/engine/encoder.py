@@ -193,7 +193,8 @@ class BatchingEngine:
         """Forget jobs whose callers gave up or whose deadline passed: none of their texts is encoded any more."""
         now = time.monotonic()
         for job in [j for j in self._jobs if j.future.cancelled() or j.deadline < now]:
-            job.future.cancel()
+            if not job.future.cancelled():  # its caller may still be waiting, a hair behind the deadline: a 504
+                job.future.set_exception(self._timed_out(len(job.texts)))
             self._jobs.remove(job)
             self._queued_texts -= job.left
             self._texts_dropped += job.left

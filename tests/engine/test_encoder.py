@@ -1,5 +1,6 @@
 """The batching engine: each caller gets its own vectors, the queue is bounded, shutdown finishes work."""
 
+import asyncio
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -103,6 +104,35 @@ def test_after_its_deadline_no_further_round_of_a_request_is_encoded():
         assert stats["texts_encoded"] <= encoded + 4  # at most the round under way when it timed out
         assert stats["texts_dropped"] + stats["texts_encoded"] == len(texts)
         assert stats["queued_texts"] == 0 and engine.encode(["after"]).shape == (1, 16)
+    finally:
+        engine.close()
+
+
+def test_a_request_dropped_at_its_deadline_answers_timeout_not_cancelled():
+    """The worker may drop a job before its caller's own wait runs out: the caller must still get a 504."""
+    backbone = SlowBackbone(delay=0.0)
+    backbone.release.clear()  # the worker holds the first job's round until released
+    engine = BatchingEngine(backbone, round_texts=1, request_timeout=0.05)
+    try:
+        first = engine.submit(["first"])
+        time.sleep(0.01)  # taken by the worker, which now waits on `release`
+        late = engine.submit(["late"])
+        time.sleep(0.1)  # past both deadlines
+        backbone.release.set()
+        first.result(5)  # its round was under way: finished
+        with pytest.raises(RequestTimeout, match="not encoded within"):
+            late.result(5)  # dropped at the next round, never encoded
+        assert engine.stats()["texts_dropped"] == 1
+    finally:
+        engine.close()
+
+
+def test_encode_async_past_its_deadline_answers_timeout():
+    backbone = SlowBackbone(delay=0.02)
+    engine = BatchingEngine(backbone, round_texts=2, request_timeout=0.1)
+    try:
+        with pytest.raises(RequestTimeout):
+            asyncio.run(engine.encode_async([f"text {i}" for i in range(100)]))
     finally:
         engine.close()
 
