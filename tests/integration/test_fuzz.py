@@ -1,7 +1,9 @@
-"""Schemathesis against a real server process: no input the OpenAPI schema allows, or breaks, is a 5xx."""
+"""Schemathesis against a real server process: no input the OpenAPI schema allows, or breaks, is a 5xx; lone
+surrogates in JSON bodies (tests/fuzz_surrogates.py) included."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -21,11 +23,13 @@ def test_no_generated_request_gets_a_server_error(tmp_path, onnx_graphs, backbon
     base = f"http://127.0.0.1:{port}"
     with_graphs(onnx_graphs, tmp_path / "data")
     proc = start_server(server_env(tmp_path, port, CE_BACKBONE=backbone, CE_MAX_TEXTS="16"), base)
+    counted = tmp_path / "surrogate-bodies"
+    hooks = {"SCHEMATHESIS_HOOKS": "tests.fuzz_surrogates", "PYTHONPATH": str(ROOT), "CE_FUZZ_SURROGATES": str(counted)}
     try:
         run = subprocess.run(
             [str(ST), "--config-file", str(ROOT / "schemathesis.toml"), "run", f"{base}/openapi.json",
              "--checks", "not_a_server_error", "--max-examples", "40", "--seed", "7", "--workers", "1"],
-            capture_output=True, text=True, timeout=600, cwd=tmp_path,
+            capture_output=True, text=True, timeout=600, cwd=tmp_path, env={**os.environ, **hooks},
         )  # fmt: skip
     finally:
         stop_server(proc)
@@ -34,4 +38,5 @@ def test_no_generated_request_gets_a_server_error(tmp_path, onnx_graphs, backbon
     cases = re.search(r"Test cases:\s+(\d+) generated, (\d+) passed", summary)
     assert cases and int(cases.group(1)) >= 500 and cases.group(1) == cases.group(2), summary
     assert "unhandled error" not in server_log(proc)
+    assert len(counted.read_text().splitlines()) >= 100  # bodies with a lone surrogate were sent
     assert "Schema validation mismatch" not in run.stdout, summary  # the schema says what the server refuses

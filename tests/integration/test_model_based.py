@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, seed, settings
+from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
@@ -203,6 +203,7 @@ def test_the_invariant_holds_over_random_interleavings(tmp_path, run_seed):
         run_state_machine_as_test(factory, settings=settings(
             max_examples=examples, stateful_step_count=STEPS_PER_EXAMPLE, deadline=None, database=None,
             suppress_health_check=list(HealthCheck), derandomize=False,
+            phases=[Phase.explicit, Phase.generate],  # shrinking would replay real processes for many minutes
         ))  # fmt: skip
         rounds += 1
     done = {k: FIGURES[k] - before[k] for k in FIGURES}
