@@ -16,6 +16,7 @@ import numpy as np
 
 from app.backbones.base import Backbone
 from app.core.errors import NotReady, Overloaded, RequestTimeout
+from app.core.process_memory import release_free_memory
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,9 @@ class _Job:
     @property
     def left(self) -> int:
         return len(self.texts) - self.done
+
+
+RELEASE_AFTER_TEXTS = 256  # texts encoded since the last release before an idle encoder returns free memory
 
 
 def text_tokens(text: str, max_length: int) -> int:
@@ -62,12 +66,15 @@ class BatchingEngine:
         round_tokens: int = 2048,
         load_timeout: float = 600.0,
         request_timeout: float | None = None,
+        release_memory: Callable[[], object] = release_free_memory,
     ):
         self.max_queue_texts = max_queue_texts
         self.round_texts = round_texts
         self.round_tokens = round_tokens
         self.request_timeout = request_timeout  # seconds a caller waits for its vectors; None: no deadline
         self.on_round: Callable[[int, float], None] | None = None  # (texts, seconds) after each round: metrics
+        self._release_memory = release_memory
+        self._released_at = 0  # texts encoded when the heap's free pages were last handed back
         self._jobs: deque[_Job] = deque()
         self._queued_texts = 0
         self._cond = threading.Condition()
@@ -210,6 +217,9 @@ class BatchingEngine:
         try:
             while shares := self._take_round():  # empty only when closing and drained
                 self._encode_round(shares)
+                if not self._jobs and self._texts_done - self._released_at >= RELEASE_AFTER_TEXTS:
+                    self._released_at = self._texts_done  # idle after much work: memory comes back
+                    self._release_memory()
         except BaseException as exc:  # nothing a round raises should get here; if it does, fail loudly
             log.critical("the encoder thread stopped: %r", exc)
             self._stop(repr(exc))

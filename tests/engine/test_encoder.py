@@ -11,7 +11,7 @@ import pytest
 from app.backbones.hashing import HashingBackbone
 from app.backbones.huggingface import length_batches
 from app.core.errors import NotReady, Overloaded, RequestTimeout
-from app.engine.encoder import BatchingEngine
+from app.engine.encoder import RELEASE_AFTER_TEXTS, BatchingEngine
 
 
 class SlowBackbone(HashingBackbone):
@@ -133,6 +133,21 @@ def test_encode_async_past_its_deadline_answers_timeout():
     try:
         with pytest.raises(RequestTimeout):
             asyncio.run(engine.encode_async([f"text {i}" for i in range(100)]))
+    finally:
+        engine.close()
+
+
+def test_an_idle_encoder_hands_memory_back_after_much_work_only():
+    released = []
+    engine = BatchingEngine(HashingBackbone(dim=8), round_texts=64, release_memory=lambda: released.append(1))
+    try:
+        engine.encode([f"t{i}" for i in range(RELEASE_AFTER_TEXTS - 1)])
+        engine.encode(["one more"])  # now past the threshold, and idle after it
+        time.sleep(0.05)
+        assert released == [1]
+        engine.encode(["short"] * 10)
+        time.sleep(0.05)
+        assert released == [1]  # too little since
     finally:
         engine.close()
 
