@@ -48,8 +48,10 @@ class SearchMode(StrEnum):
 
 
 class Fusion(StrEnum):
-    """How hybrid search fuses its two lists: a convex combination of min-max scaled scores, or reciprocal ranks."""
+    """How hybrid search fuses its two lists: min-max scaled scores weighed by what each list has to say for the
+    query (calibrated), a plain convex combination of them, or reciprocal ranks."""
 
+    CALIBRATED = "calibrated"
     CONVEX = "convex"
     RRF = "rrf"
 

@@ -1,10 +1,11 @@
-"""One ranked list from two: reciprocal-rank fusion or a convex combination of normalized scores; and a
-document's dense score from its passages' (max-sim). Pure: lists in, lists out."""
+"""One ranked list from two: min-max scaled scores weighed by what each list has to say for the query, a plain
+convex combination of them, or reciprocal-rank fusion; and a document's dense score from its passages' (max-sim).
+Pure: lists in, lists out."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -18,23 +19,27 @@ PASSAGE_MARK = "\x1f"  # passage n > 0 of a document is indexed as f"{doc_id}\x1
 
 Hits = Sequence[tuple[str, float]]
 
-# Without judgments: hybrid, min-max scores combined with the lexical list at 0.4. On the five dev collections,
-# documents as passages, it kept NDCG@10 and Recall@100 of dense alone on all five (MED: +0.16, a tie) and gained
-# 5.0 NDCG@10 points on average; z-scores at 0.4 gained as much but lost 0.27 on MED, RRF at 0.4 gained 4.3.
-DEFAULT_FUSION, DEFAULT_WEIGHT = "convex", 0.4
+# Without judgments: hybrid, calibrated at 0.7 (docs/search.md, "Fusion": chosen on the five dev collections and on
+# known-item queries built from them). A plain convex combination at 0.4 ranked a document holding the identifier
+# typed first for 25-63 of 100 queries, as it stretched a dense list with nothing to say to [0, 1].
+DEFAULT_FUSION = "calibrated"
+DEFAULT_WEIGHTS = {"calibrated": 0.7, "convex": 0.4, "rrf": 0.4}  # each fusion's best lexical weight without judgments
+DEFAULT_WEIGHT = DEFAULT_WEIGHTS[DEFAULT_FUSION]
 DEFAULT_RULE = (
-    f"no judgments: hybrid, {DEFAULT_FUSION} combination of min-max normalized scores, lexical weight "
-    f"{DEFAULT_WEIGHT}, over each list's top {CANDIDATES}"
+    f"no judgments: hybrid, {DEFAULT_FUSION} fusion (min-max scaled scores, each list weighed by what it has to say "
+    f"for the query), lexical weight {DEFAULT_WEIGHT}, over each list's top {CANDIDATES}"
 )
+COVERAGE_SHARE = 0.5  # calibrated: a lexical candidate's score is this much its query-term coverage, the rest BM25's
 
 
 @dataclass(frozen=True)
 class Ranking:
-    """How a search ranks: the mode and, in hybrid mode, the fusion and the lexical list's weight."""
+    """How a search ranks: the mode and, in hybrid mode, the fusion and the lexical list's weight (unset: the
+    fusion's own default, DEFAULT_WEIGHTS)."""
 
     mode: str = "hybrid"
     fusion: str = DEFAULT_FUSION
-    lexical_weight: float = DEFAULT_WEIGHT
+    lexical_weight: float | None = None
     chosen_by: str = DEFAULT_RULE
 
     def __post_init__(self):
@@ -42,6 +47,8 @@ class Ranking:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.fusion not in FUSIONS:
             raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, got {self.fusion!r}")
+        if self.lexical_weight is None:
+            object.__setattr__(self, "lexical_weight", DEFAULT_WEIGHTS[self.fusion])
         if not 0.0 <= self.lexical_weight <= 1.0:
             raise ValueError(f"lexical_weight must be within [0, 1], got {self.lexical_weight}")
 
@@ -73,6 +80,23 @@ def best_passages(hits: Hits) -> tuple[list[tuple[str, float]], dict[str, int]]:
     return docs, best
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """What a query's two lists say, as fusion needs it: each list best first; how far the best cosine stands in the
+    collection's own range of cosines (0: no further than unrelated documents, 1: as close as near duplicates); and
+    the share of the query's term weight (idf) each lexical candidate holds."""
+
+    dense: Hits = ()
+    lexical: Hits = ()
+    dense_confidence: float = 1.0
+    coverage: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def lexical_confidence(self) -> float:
+        """How completely the best lexical match holds the query's terms (1: every one)."""
+        return max(self.coverage.values(), default=1.0 if self.lexical else 0.0)
+
+
 def rrf(dense: Hits, lexical: Hits, weight: float, k: int = RRF_K) -> list[tuple[str, float]]:
     """Weighted reciprocal-rank fusion: (1 - w) / (k + dense rank) + w / (k + lexical rank)."""
     scores: dict[str, float] = {}
@@ -92,21 +116,34 @@ def min_max(hits: Hits) -> dict[str, float]:
     return {doc_id: float(v) for (doc_id, _), v in zip(hits, scaled, strict=True)}
 
 
-def convex(dense: Hits, lexical: Hits, weight: float) -> list[tuple[str, float]]:
-    """(1 - w) mm(cosine) + w mm(BM25), each min-max scaled within its candidate list; 0 where a list missed it."""
-    dense_mm, lexical_mm = min_max(dense), min_max(lexical)
-    scores = {
-        doc_id: (1.0 - weight) * dense_mm.get(doc_id, 0.0) + weight * lexical_mm.get(doc_id, 0.0)
-        for doc_id in {**dense_mm, **lexical_mm}
-    }
+def convex(dense: Mapping[str, float], lexical: Mapping[str, float], wd: float, wl: float) -> list[tuple[str, float]]:
+    """wd dense + wl lexical, per document (0 where a list missed it), best first."""
+    scores = {doc_id: wd * dense.get(doc_id, 0.0) + wl * lexical.get(doc_id, 0.0) for doc_id in {**dense, **lexical}}
     return sorted(scores.items(), key=lambda item: -item[1])
 
 
-def fuse(dense: Hits, lexical: Hits, ranking: Ranking) -> list[tuple[str, float]]:
-    """The ranked documents of a mode: one list as it is, or both fused."""
+def calibrated_parts(found: Candidates) -> tuple[dict[str, float], dict[str, float]]:
+    """Each list's scaled scores: cosines min-max scaled; BM25 min-max scaled and blended with coverage, so that a
+    document holding every term of the query stands above one holding its commonest term many times."""
+    lexical = min_max(found.lexical)
+    share = COVERAGE_SHARE if found.coverage else 0.0
+    return min_max(found.dense), {d: (1 - share) * v + share * found.coverage.get(d, 0.0) for d, v in lexical.items()}
+
+
+def fuse(found: Candidates, ranking: Ranking) -> list[tuple[str, float]]:
+    """The ranked documents of a mode: one list as it is, or both fused.
+
+    calibrated: (1 - w) c_d mm(cosine) + w c_l (mm(BM25) + coverage) / 2, where c_d says how far the best cosine
+    stands in the collection's range and c_l how much of the query the best lexical match holds: a list with nothing
+    to say for this query (an identifier's cosines, a paraphrase's words) is not stretched over [0, 1]."""
     if ranking.mode == "dense":
-        return list(dense)
+        return list(found.dense)
     if ranking.mode == "lexical":
-        return list(lexical)
-    combine = rrf if ranking.fusion == "rrf" else convex
-    return combine(dense, lexical, ranking.lexical_weight)
+        return list(found.lexical)
+    w = ranking.lexical_weight
+    if ranking.fusion == "rrf":
+        return rrf(found.dense, found.lexical, w)
+    if ranking.fusion == "convex":
+        return convex(min_max(found.dense), min_max(found.lexical), 1.0 - w, w)
+    dense, lexical = calibrated_parts(found)
+    return convex(dense, lexical, (1.0 - w) * found.dense_confidence, w * found.lexical_confidence)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import shutil
 import threading
@@ -143,18 +144,44 @@ class LexicalIndex:
 
     def search(self, text: str, k: int, *, allowed: Collection[str] | None = None) -> list[tuple[str, float]]:
         """Top-k (id, BM25 score), best first; `allowed` restricts the candidates to those ids."""
-        terms = self.terms(text)
-        if not terms or k < 1 or (allowed is not None and not allowed):
-            return []
-        query = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, BODY, term)) for term in terms]
+        searcher, _, hits = self._search(text, k, allowed)
+        return [(searcher.doc(address)[ID][0], score) for score, address in hits]
+
+    def search_covered(
+        self, text: str, k: int, *, allowed: Collection[str] | None = None
+    ) -> tuple[list[tuple[str, float]], dict[str, float]]:
+        """`search`, and the share of the query's term weight (idf) each hit holds: 1 for a document holding every
+        term of the query, whatever their frequencies. One more query, scored by constant idf per term matched."""
+        searcher, terms, hits = self._search(text, k, allowed)
+        found = [(searcher.doc(address)[ID][0], score, address) for score, address in hits]
+        if not found:
+            return [], {}
+        total = searcher.num_docs
+        idf = {t: math.log(1 + (total - (n := searcher.doc_freq(BODY, t)) + 0.5) / (n + 0.5)) for t in set(terms)}
+        held = [(tantivy.Occur.Should, tantivy.Query.const_score_query(self._term(t), w)) for t, w in idf.items()]
+        only = tantivy.Query.const_score_query(
+            tantivy.Query.term_set_query(self._schema, ID, [d for d, _, _ in found]), 0.0
         )
+        scored = searcher.search(tantivy.Query.boolean_query([*held, (tantivy.Occur.Must, only)]), len(found)).hits
+        share = {(a.segment_ord, a.doc): s for s, a in scored}
+        weight = sum(idf.values()) or 1.0
+        coverage = {d: min(1.0, share.get((a.segment_ord, a.doc), 0.0) / weight) for d, _, a in found}
+        return [(d, score) for d, score, _ in found], coverage
+
+    def _term(self, term: str) -> tantivy.Query:
+        return tantivy.Query.term_query(self._schema, BODY, term)
+
+    def _search(self, text: str, k: int, allowed: Collection[str] | None):
+        """The searcher read, the query's terms, and its top-k (BM25, address)."""
+        terms = self.terms(text)  # a repeated term counts again, as in any BM25 engine
+        searcher = self._searcher
+        if not terms or k < 1 or (allowed is not None and not allowed):
+            return searcher, terms, []
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Should, self._term(term)) for term in terms])
         if allowed is not None:
             only = tantivy.Query.const_score_query(tantivy.Query.term_set_query(self._schema, ID, list(allowed)), 0.0)
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, only)])
-        searcher = self._searcher
-        hits = searcher.search(query, k).hits
-        return [(searcher.doc(address)[ID][0], float(score)) for score, address in hits]
+        return searcher, terms, [(float(score), address) for score, address in searcher.search(query, k).hits]
 
     # --- files ------------------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.correction.pipeline import Correction
+from app.index.dense_scale import DenseScale
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
 from app.index.fusion import passage_key
@@ -23,6 +24,7 @@ class SearchIndex:
     local: set[str] = field(default_factory=set)  # entries this process applied as it wrote them
     lexical: LexicalIndex | None = None  # BM25 over whole texts; None in a writer, which searches nothing
     passages: dict[str, int] = field(default_factory=dict)  # documents of more than one passage: how many
+    dense_scale: DenseScale | None = None  # the collection's range of cosines, measured at its first hybrid search
 
     @property
     def documents(self) -> int:

@@ -13,7 +13,7 @@ from tqdm.auto import tqdm
 
 from app.correction.artifact import CorrectionArtifact
 from app.correction.registry import write_artifact_file
-from app.index.fusion import CANDIDATES, FUSIONS, Ranking, fuse
+from app.index.fusion import CANDIDATES, FUSIONS, Candidates, Ranking, fuse
 from app.offline.retrieval import DEPTH, Judgments, read_judged_corpus
 from app.offline.search_tuning import MIN_NDCG_GAIN, RECALL_TOLERANCE, SearchCandidate, keeps_every_set
 from app.offline.search_tuning import ndcg_gain_lower_bound as gain_lower_bound
@@ -33,14 +33,15 @@ def candidates() -> list[Ranking]:
     return [Ranking("dense", chosen_by=""), Ranking("lexical", chosen_by=""), *hybrid]
 
 
-def candidate_lists(services, texts: list[str]) -> list[tuple[list, list]]:
+def candidate_lists(services, texts: list[str]) -> list[Candidates]:
     """Each query's dense and lexical candidate lists, made by the search service as /search makes them."""
     index = services.served.current
     lists = []
     for text in tqdm(texts, desc="candidate lists", leave=False):
         vector = services.embedding.in_space([text], index.search_correction)
-        dense, _, lexical = services.search.candidates(index, text, vector, "hybrid", CANDIDATES)
-        lists.append((dense, lexical))
+        lists.append(
+            services.search.candidates(index, text, vector, "hybrid", CANDIDATES, None, services.served.builder)[0]
+        )
     return lists
 
 
@@ -50,8 +51,8 @@ def scored(ranking: Ranking, judged: list) -> SearchCandidate:
     for collection, lists in judged:
         column = {doc: i for i, doc in enumerate(collection.doc_ids)}
         top = np.full((len(lists), DEPTH), -1, dtype=np.int64)
-        for row, (dense, lexical) in enumerate(lists):
-            ranked = [column[d] for d, _ in fuse(dense, lexical, ranking)[:DEPTH]]
+        for row, found in enumerate(lists):
+            ranked = [column[d] for d, _ in fuse(found, ranking)[:DEPTH]]
             top[row, : len(ranked)] = ranked
         found = Judgments.of(collection).per_query(top)
         ndcg.append(found["ndcg_at_10"])

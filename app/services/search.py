@@ -13,8 +13,9 @@ from starlette.concurrency import run_in_threadpool
 
 from app.core.config import Settings
 from app.core.errors import InvalidInput, NotReady
+from app.index.dense_scale import measure as measure_scale
 from app.index.filters import FilterError
-from app.index.fusion import CANDIDATES, Ranking, best_passages, fuse
+from app.index.fusion import CANDIDATES, Candidates, Ranking, best_passages, fuse
 from app.index.live import ServedIndex
 from app.index.passages import stored_spans
 from app.index.search_index import SearchIndex
@@ -44,8 +45,9 @@ def ranking_for(settings: Settings, index: SearchIndex, mode: str | None = None)
     tuned = index.correction.artifact.extra.get("search", {}).get(RANKING) if index.correction else None
     ranking = Ranking(**tuned) if tuned else Ranking()
     if settings.search_mode or settings.fusion or settings.lexical_weight is not None:
-        ranking = replace(ranking, mode=settings.search_mode or ranking.mode, fusion=settings.fusion or ranking.fusion,
-                          lexical_weight=ranking.lexical_weight if settings.lexical_weight is None
+        fusion = settings.fusion or ranking.fusion
+        weight = ranking.lexical_weight if fusion == ranking.fusion else None  # None: that fusion's own default
+        ranking = Ranking(settings.search_mode or ranking.mode, fusion, weight if settings.lexical_weight is None
                           else settings.lexical_weight, chosen_by="settings")  # fmt: skip
     if mode is not None:
         ranking = replace(ranking, mode=mode, chosen_by="request")
@@ -106,12 +108,14 @@ class SearchService(CollectionService):
         if self.shards is not None and ranking.mode != "lexical":
             dense, best, missing = self._sharded(index, vector, depth, where)
             hybrid = ranking.mode == "hybrid"
-            lexical = self.candidates(index, query, vector, "lexical", depth, allowed)[2] if hybrid else []
+            lexical = self.candidates(index, query, vector, "lexical", depth, allowed)[0] if hybrid else Candidates()
+            found = Candidates(
+                dense, lexical.lexical, coverage=lexical.coverage
+            )  # no scale of cosines: shards hold them
         else:
-            exact = self._served.builder.exact_vectors(index.correction, index.dense.dim) if index.dense.lossy else None
-            dense, best, lexical = self.candidates(index, query, vector, ranking.mode, depth, allowed, exact)
-        ranked = fuse(dense, lexical, ranking)
-        hits = self._hits(index, vector[0], ranked, dict(dense), best, dict(lexical), k, score_threshold)
+            found, best = self.candidates(index, query, vector, ranking.mode, depth, allowed, self._served.builder)
+        ranked = fuse(found, ranking)
+        hits = self._hits(index, vector[0], ranked, dict(found.dense), best, dict(found.lexical), k, score_threshold)
         return hits, {**index.describe_search(), "ranking": ranking.describe(), "missing_shards": missing}
 
     def _sharded(self, index: SearchIndex, vector: np.ndarray, depth: int, where: dict | None):
@@ -122,15 +126,24 @@ class SearchService(CollectionService):
         return found.hits, found.best, found.missing
 
     @staticmethod
-    def candidates(index: SearchIndex, query: str, vector: np.ndarray, mode: str, depth: int, allowed=None, exact=None):
-        """The dense list (and each document's best passage) and the lexical list that `mode` fuses: what
-        `fit --tune-qrels` fuses every way, so tuning and serving cannot drift apart. `exact` re-scores a compressed
-        index's candidates."""
+    def candidates(index: SearchIndex, query: str, vector: np.ndarray, mode: str, depth: int, allowed=None,
+                   builder=None) -> tuple[Candidates, dict[str, int]]:  # fmt: skip
+        """The lists `mode` fuses (the dense one with each document's best passage), with what calibrated fusion
+        weighs them by: what `fit --tune-qrels` fuses every way, so tuning and serving cannot drift apart. `builder`
+        reads stored vectors: a compressed index's candidates are re-scored with them, and the collection's scale
+        of cosines is measured on them."""
+        stored = builder.exact_vectors(index.correction, index.dense.dim) if builder is not None else None
+        exact = stored if index.dense.lossy else None
         dense, best = dense_hits(index, vector, depth, allowed, exact) if mode != "lexical" else ([], {})
-        lexical = []
+        lexical, coverage = [], {}
         if mode != "dense" and index.lexical is not None:
-            lexical = index.lexical.search(query, depth, allowed=allowed)
-        return dense, best, lexical
+            lexical, coverage = index.lexical.search_covered(query, depth, allowed=allowed)
+        confidence = 1.0
+        if mode == "hybrid" and dense and stored is not None:
+            if index.dense_scale is None or index.dense_scale.stale(index.documents):
+                index.dense_scale = measure_scale(index.dense, index.documents, stored)
+            confidence = index.dense_scale.confidence(dense[0][1]) if index.dense_scale else 1.0
+        return Candidates(dense, lexical, confidence, coverage), best
 
     def _hits(self, index, query, ranked, cosines, best, lexical, k, threshold) -> list[SearchHit]:
         """The first k ranked documents that exist and reach the threshold, read from Redis in runs of k."""

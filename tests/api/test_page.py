@@ -70,7 +70,7 @@ def test_search_shows_corrected_and_raw_scores_and_the_correction(client, browse
         api["raw_scores"][0], abs=1e-3
     )
     expect(page.locator("#status")).to_contain_text(
-        f"3 results · ranked hybrid (convex, lexical weight 0.4) · correction {info['correction']['id']}, "
+        f"3 results · ranked hybrid (calibrated, lexical weight 0.7) · correction {info['correction']['id']}, "
         "searched in the same space"
     )
     page.select_option("#mode", "lexical")  # BM25 alone: only the document that shares words with the query

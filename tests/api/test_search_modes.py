@@ -13,7 +13,7 @@ def test_each_mode_says_how_it_ranked_and_lexical_finds_only_shared_words(client
     assert client.post("/documents", json={"documents": DOCS}).status_code == 201
     default = client.get("/search", params={"q": "herons waiting"}).json()
     assert default["ranking"]["mode"] == "hybrid" and default["ranking"]["chosen_by"].startswith("no judgments")
-    assert default["ranking"]["fusion"] == "convex" and default["ranking"]["lexical_weight"] == 0.4
+    assert default["ranking"]["fusion"] == "calibrated" and default["ranking"]["lexical_weight"] == 0.7
     lexical = client.post("/search", json={"q": "herons waiting", "mode": "lexical"}).json()
     assert [h["id"] for h in lexical["results"]] == ["heron"]  # stemmed: herons -> heron, waiting -> wait
     assert lexical["ranking"] == {"mode": "lexical", "fusion": None, "lexical_weight": None, "chosen_by": "request"}

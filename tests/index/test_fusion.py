@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from app.index.fusion import Ranking, best_passages, convex, fuse, passage_key, passage_of, rrf
+from app.index.fusion import (
+    DEFAULT_WEIGHTS,
+    Candidates,
+    Ranking,
+    best_passages,
+    fuse,
+    min_max,
+    passage_key,
+    passage_of,
+    rrf,
+)
 
 
 def test_rrf_weights_each_list_by_its_ranks():
@@ -18,20 +28,54 @@ def test_rrf_weights_each_list_by_its_ranks():
 
 def test_convex_combines_min_max_scores_and_a_list_that_missed_a_document_gives_it_zero():
     dense, lexical = [("a", 0.9), ("b", 0.7), ("c", 0.5)], [("c", 10.0), ("e", 7.0), ("d", 4.0)]
-    fused = dict(convex(dense, lexical, 0.4))
+    fused = dict(fuse(Candidates(dense, lexical), Ranking(fusion="convex", lexical_weight=0.4)))
     assert fused["a"] == pytest.approx(0.6 * 1.0)
     assert fused["b"] == pytest.approx(0.6 * 0.5)
     assert fused["c"] == pytest.approx(0.6 * 0.0 + 0.4 * 1.0)
     assert fused["e"] == pytest.approx(0.4 * 0.5) and fused["d"] == pytest.approx(0.0)
-    assert [d for d, _ in convex([("x", 0.3)], [("x", 2.0)], 0.5)] == ["x"]  # one hit each: scaled to 1
+    assert min_max([("x", 0.3)]) == {"x": 1.0}  # one hit: scaled to 1
+
+
+def test_calibrated_weighs_each_list_by_what_it_has_to_say():
+    dense, lexical = [("a", 0.9), ("b", 0.7), ("c", 0.5)], [("c", 10.0), ("e", 7.0), ("d", 4.0)]
+    coverage = {"c": 1.0, "e": 0.5, "d": 0.0}
+    found = Candidates(dense, lexical, dense_confidence=0.5, coverage=coverage)
+    fused = dict(fuse(found, Ranking(fusion="calibrated", lexical_weight=0.7)))
+    wd, wl = 0.3 * 0.5, 0.7 * 1.0  # dense weighed by its confidence, lexical by the best coverage
+    assert fused["a"] == pytest.approx(wd * 1.0)
+    assert fused["c"] == pytest.approx(wd * 0.0 + wl * (0.5 * 1.0 + 0.5 * 1.0))
+    assert fused["e"] == pytest.approx(wl * (0.5 * 0.5 + 0.5 * 0.5))
+    assert fused["d"] == pytest.approx(0.0)
+
+
+def test_calibrated_puts_an_identifier_first_over_a_dense_list_without_signal():
+    """Convex at 0.4 stretches the dense list's noise to [0, 1] and buries the one document holding the identifier."""
+    dense = [(f"noise{i}", 0.40 - 0.01 * i) for i in range(10)]  # no better than unrelated documents
+    lexical = [("target", 14.0), ("decoy", 6.0)]  # the decoy holds the identifier's common prefix only
+    found = Candidates(dense, lexical, dense_confidence=0.0, coverage={"target": 1.0, "decoy": 0.3})
+    assert fuse(found, Ranking(fusion="convex"))[0][0] == "noise0"
+    assert fuse(found, Ranking())[0][0] == "target"  # the default: calibrated
+
+
+def test_calibrated_without_coverage_is_convex_weighed_by_the_dense_confidence():
+    dense, lexical = [("a", 0.9), ("b", 0.1)], [("b", 5.0), ("a", 1.0)]
+    plain = fuse(Candidates(dense, lexical), Ranking(fusion="convex", lexical_weight=0.5))
+    assert fuse(Candidates(dense, lexical), Ranking(fusion="calibrated", lexical_weight=0.5)) == plain
 
 
 def test_a_mode_ranks_by_its_own_list_and_weight_zero_is_dense_order():
     dense, lexical = [("a", 0.9), ("b", 0.8), ("c", 0.1)], [("c", 9.0), ("b", 1.0)]
-    assert fuse(dense, lexical, Ranking(mode="dense")) == dense
-    assert fuse(dense, lexical, Ranking(mode="lexical")) == lexical
-    assert [d for d, _ in fuse(dense, lexical, Ranking(lexical_weight=0.0))] == ["a", "b", "c"]
-    assert [d for d, _ in fuse(dense, lexical, Ranking(lexical_weight=1.0))][0] == "c"
+    found = Candidates(dense, lexical)
+    assert fuse(found, Ranking(mode="dense")) == dense
+    assert fuse(found, Ranking(mode="lexical")) == lexical
+    for fusion in DEFAULT_WEIGHTS:
+        assert [d for d, _ in fuse(found, Ranking(fusion=fusion, lexical_weight=0.0))] == ["a", "b", "c"]
+        assert [d for d, _ in fuse(found, Ranking(fusion=fusion, lexical_weight=1.0))][0] == "c"
+
+
+def test_an_unset_weight_is_the_fusions_own_default():
+    assert {f: Ranking(fusion=f).lexical_weight for f in DEFAULT_WEIGHTS} == DEFAULT_WEIGHTS
+    assert Ranking().fusion == "calibrated" and Ranking().lexical_weight == 0.7
 
 
 def test_a_ranking_refuses_what_it_cannot_do():

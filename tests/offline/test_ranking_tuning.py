@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.index.fusion import Candidates
 from app.offline.ranking_tuning import choose_ranking
 from app.offline.retrieval import JudgedCorpus
 
@@ -19,7 +20,7 @@ def judged(n_queries: int, lexical_good: bool, dense_good: bool = False):
             order = [f"r{i}", *others] if good else [*others[:29], f"r{i}", *others[29:]]
             return [(d, 1.0 - j / 100) for j, d in enumerate(order)]
 
-        lists.append((ranked(dense_good), ranked(lexical_good)[:40]))
+        lists.append(Candidates(ranked(dense_good), ranked(lexical_good)[:40]))
     return collection, lists
 
 

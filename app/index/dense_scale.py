@@ -1,0 +1,62 @@
+"""Where a collection's cosines lie: how close a document's nearest other document is (high) and its CANDIDATES-th
+(low), medians over a fixed sample of its documents. Calibrated fusion reads a query's best cosine against this range
+to tell a dense list with something to say from one without (an identifier, a word the model never learned)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.index.fusion import CANDIDATES, best_passages, passage_of
+from app.index.rerank import ExactVectors
+
+SAMPLE = 128  # documents searched for their neighbours
+STALE_AFTER = 0.25  # measured again once the collection grew or shrank by this share
+PASSAGE_DEPTH = 2  # passages searched per document wanted, so that `CANDIDATES` other documents are found
+
+
+@dataclass(frozen=True)
+class DenseScale:
+    """A collection's own range of cosines between related and unrelated documents."""
+
+    low: float  # median cosine of a document's CANDIDATES-th nearest other document
+    high: float  # median cosine of its nearest other document
+    documents: int  # the index's size when measured
+
+    def confidence(self, best: float) -> float:
+        """0 when a query's best cosine is no higher than unrelated documents', 1 at near-duplicates' and above."""
+        spread = self.high - self.low
+        return float(np.clip((best - self.low) / spread, 0.0, 1.0)) if spread > 1e-6 else 1.0
+
+    def stale(self, documents: int) -> bool:
+        return abs(documents - self.documents) > STALE_AFTER * max(self.documents, 1)
+
+    def describe(self) -> dict:
+        return {"low": round(self.low, 4), "high": round(self.high, 4), "documents": self.documents}
+
+
+def sample_keys(keys: list[str], n: int = SAMPLE) -> list[str]:
+    """First passages evenly spaced among the sorted keys: every replica of an index picks the same documents."""
+    firsts = sorted(k for k in keys if passage_of(k)[1] == 0)
+    return firsts[:: max(1, len(firsts) // n)][:n]
+
+
+def measure(dense, documents: int, stored: ExactVectors) -> DenseScale | None:
+    """The scale of a dense index (a VectorIndex), its sampled documents' vectors read from the store (`stored`); None
+    below two documents."""
+    sample = sample_keys(dense.keys())
+    if len(sample) < 2:
+        return None
+    vectors = stored(sample)
+    keep = ~np.isnan(vectors).any(axis=1)
+    rows = dense.search(vectors[keep], (CANDIDATES + 1) * PASSAGE_DEPTH)  # a compressed index's scores will do here
+    highs, lows = [], []
+    for key, row in zip(np.asarray(sample)[keep], rows, strict=True):
+        others = [s for d, s in best_passages(row)[0] if d != passage_of(key)[0]][:CANDIDATES]
+        if others:
+            highs.append(others[0])
+            lows.append(others[-1])
+    if not highs:
+        return None
+    return DenseScale(float(np.median(lows)), float(np.median(highs)), documents)
