@@ -15,7 +15,7 @@ import numpy as np
 from app.correction.pipeline import l2_normalize
 from app.index.faiss_index import VectorIndex
 
-METRICS = ("ndcg_at_10", "recall_at_100", "mrr_at_10")
+METRICS = ("ndcg_at_10", "recall_at_100", "mrr_at_10", "success_at_1")  # success@1: a relevant document first
 DEPTH = 100  # ranks retrieved per query: the deepest metric's cut
 DISCOUNT = 1.0 / np.log2(np.arange(2, 12))  # NDCG@10's discount of ranks 1..10
 QUERY_CHUNK = 256  # queries scored against every document at once
@@ -103,13 +103,15 @@ class Judgments:
         return np.where(self.keys[at] == wanted, self.grades[at], 0.0)
 
     def per_query(self, top: np.ndarray) -> dict[str, np.ndarray]:
-        """NDCG@10 (linear gains, log2 discount, as BEIR computes it), Recall@100 and MRR@10 of each query."""
+        """NDCG@10 (linear gains, log2 discount, as BEIR computes it), Recall@100, MRR@10 and success@1 (whether a
+        relevant document came first: what known-item queries ask) of each query."""
         gains = self.gains(np.asarray(top))
         first10 = gains[:, :10] > 0
         return {
             "ndcg_at_10": (gains[:, :10] * DISCOUNT[: gains[:, :10].shape[1]]).sum(axis=1) / self.ideal_dcg,
             "recall_at_100": (gains[:, :DEPTH] > 0).sum(axis=1) / self.n_relevant,
             "mrr_at_10": np.where(first10.any(axis=1), 1.0 / (first10.argmax(axis=1) + 1), 0.0),
+            "success_at_1": first10[:, 0].astype(np.float64),
         }
 
 

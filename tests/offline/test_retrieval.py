@@ -72,6 +72,7 @@ def test_metrics_match_a_hand_computation():
     assert best["ndcg_at_10"][0] == pytest.approx(1.0)
     assert best["ndcg_at_10"][1] == pytest.approx(1 / (1 + 1 / math.log2(3)))
     assert best["recall_at_100"].tolist() == [1.0, 0.5] and best["mrr_at_10"].tolist() == [1.0, 1.0]
+    assert got["success_at_1"].tolist() == [0.0, 0.0] and best["success_at_1"].tolist() == [1.0, 1.0]
     late = judgments.per_query(np.array([[0] * 10 + [1], [2] * 11]))  # d1 at rank 11: outside MRR@10 and NDCG@10
     assert late["mrr_at_10"][0] == 0.0 and late["ndcg_at_10"][0] == 0.0 and late["recall_at_100"][0] == 0.5
 
