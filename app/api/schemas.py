@@ -20,8 +20,6 @@ from pydantic import (
 
 from app.api.openapi import exclusive_forms, served
 from app.core.config import MAX_REQUEST_ITEMS
-from app.core.names import Fusion, SearchMode
-from app.index.filters import Scalar
 
 
 def _not_blank(value: str) -> str:
@@ -181,68 +179,6 @@ class DocumentOut(BaseModel):
     id: str
     text: str
     metadata: dict[str, Any]
-
-
-class SearchRequest(Strict):
-    q: Text = Field(description="The query text.")
-    k: StrictInt = Field(
-        10, ge=1, description="How many results (at most CE_MAX_K).", json_schema_extra=served(maximum="max_k")
-    )
-    filter: dict[str, Scalar] | None = Field(
-        None,
-        min_length=1,
-        max_length=MAX_FILTER_KEYS,
-        description="Only documents whose metadata has exactly these key/value pairs.",
-    )
-    score_threshold: float | None = Field(None, ge=-1, le=1, description="Drop results with a lower cosine.")
-    mode: SearchMode | None = Field(
-        None, description="dense, lexical (BM25) or hybrid (both fused); default: the collection's (see `ranking`)."
-    )
-
-
-class PassageOut(BaseModel):
-    start: int = Field(description="Character offset of the passage in the document's text.")
-    end: int
-    text: str
-
-
-class SearchHitOut(BaseModel):
-    id: str
-    text: str
-    score: float = Field(description="Cosine of the document's best passage with the query, in the search space.")
-    rank_score: float = Field(description="What ordered the results: the cosine, BM25, or the fused score.")
-    lexical_score: float | None = Field(None, description="BM25, when the lexical list had this document.")
-    passage: PassageOut | None = Field(None, description="For a document of several passages: the best one.")
-    metadata: dict[str, Any]
-
-
-class RankingOut(BaseModel):
-    mode: SearchMode
-    fusion: Fusion | None = Field(None, description="Hybrid: how the two lists were fused.")
-    lexical_weight: float | None = Field(None, description="Hybrid: the lexical list's weight.")
-    chosen_by: str = Field(description="request, settings, the judgments it was tuned on, or the documented rule.")
-
-
-class SearchSpaceOut(BaseModel):
-    shared_with_similarity: bool = Field(description="True: search uses the space /embed and /similarity serve.")
-    method: str = Field(description="The map from the backbone's vectors to the searched ones.")
-    params: dict[str, Any] = {}
-    dim: int
-    rule: str | None = Field(None, description="Why this space: the rule that chose it.")
-
-
-class SearchResponse(BaseModel):
-    query: str
-    correction: str | None = Field(description="Id of the correction artifact; it holds the search space too.")
-    search_space: SearchSpaceOut
-    ranking: RankingOut
-    results: list[SearchHitOut]
-    partial: bool = Field(
-        False,
-        description="True: some shards of the index did not answer (`missing_shards`); their documents are not "
-        "among the results. Retry for a whole answer.",
-    )
-    missing_shards: list[int] = Field([], description="The shards (CE_SHARDS) that did not answer in time.")
 
 
 # OpenAI's embeddings API, as its official client sends and reads it.

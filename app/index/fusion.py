@@ -15,6 +15,7 @@ MODES = tuple(SearchMode)
 FUSIONS = tuple(Fusion)
 RRF_K = 60  # the usual constant of reciprocal-rank fusion (Cormack et al. 2009)
 CANDIDATES = 300  # each list's depth before fusing: deep lists keep Recall@100 (measured on the dev collections)
+MAX_CANDIDATES, MAX_RRF_K = 2000, 10_000  # what a request may ask
 PASSAGE_MARK = "\x1f"  # passage n > 0 of a document is indexed as f"{doc_id}\x1f{n}"; passage 0 as the id itself
 
 Hits = Sequence[tuple[str, float]]
@@ -41,6 +42,8 @@ class Ranking:
     fusion: str = DEFAULT_FUSION
     lexical_weight: float | None = None
     chosen_by: str = DEFAULT_RULE
+    rrf_k: int = RRF_K
+    candidates: int = CANDIDATES  # each list's depth before fusing
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -51,11 +54,17 @@ class Ranking:
             object.__setattr__(self, "lexical_weight", DEFAULT_WEIGHTS[self.fusion])
         if not 0.0 <= self.lexical_weight <= 1.0:
             raise ValueError(f"lexical_weight must be within [0, 1], got {self.lexical_weight}")
+        if not 1 <= self.rrf_k <= MAX_RRF_K:
+            raise ValueError(f"rrf_k must be within [1, {MAX_RRF_K}], got {self.rrf_k}")
+        if not 1 <= self.candidates <= MAX_CANDIDATES:
+            raise ValueError(f"candidates must be within [1, {MAX_CANDIDATES}], got {self.candidates}")
 
     def describe(self) -> dict:
         fused = self.mode == "hybrid"
         return {"mode": self.mode, "fusion": self.fusion if fused else None,
-                "lexical_weight": self.lexical_weight if fused else None, "chosen_by": self.chosen_by}  # fmt: skip
+                "lexical_weight": self.lexical_weight if fused else None, "chosen_by": self.chosen_by,
+                "rrf_k": self.rrf_k if fused and self.fusion == "rrf" else None,
+                "candidates": self.candidates}  # fmt: skip
 
 
 def passage_key(doc_id: str, n: int) -> str:
@@ -97,15 +106,6 @@ class Candidates:
         return max(self.coverage.values(), default=1.0 if self.lexical else 0.0)
 
 
-def rrf(dense: Hits, lexical: Hits, weight: float, k: int = RRF_K) -> list[tuple[str, float]]:
-    """Weighted reciprocal-rank fusion: (1 - w) / (k + dense rank) + w / (k + lexical rank)."""
-    scores: dict[str, float] = {}
-    for hits, w in ((dense, 1.0 - weight), (lexical, weight)):
-        for rank, (doc_id, _) in enumerate(hits, 1):
-            scores[doc_id] = scores.get(doc_id, 0.0) + w / (k + rank)
-    return sorted(scores.items(), key=lambda item: -item[1])
-
-
 def min_max(hits: Hits) -> dict[str, float]:
     """Each hit's score scaled to [0, 1] within its list (all 1 when the list's scores are equal)."""
     if not hits:
@@ -116,10 +116,9 @@ def min_max(hits: Hits) -> dict[str, float]:
     return {doc_id: float(v) for (doc_id, _), v in zip(hits, scaled, strict=True)}
 
 
-def convex(dense: Mapping[str, float], lexical: Mapping[str, float], wd: float, wl: float) -> list[tuple[str, float]]:
-    """wd dense + wl lexical, per document (0 where a list missed it), best first."""
-    scores = {doc_id: wd * dense.get(doc_id, 0.0) + wl * lexical.get(doc_id, 0.0) for doc_id in {**dense, **lexical}}
-    return sorted(scores.items(), key=lambda item: -item[1])
+def reciprocal_ranks(hits: Hits, k: int) -> dict[str, float]:
+    """1 / (k + rank) of each hit (Cormack et al.'s reciprocal-rank fusion)."""
+    return {doc_id: 1.0 / (k + rank) for rank, (doc_id, _) in enumerate(hits, 1)}
 
 
 def calibrated_parts(found: Candidates) -> tuple[dict[str, float], dict[str, float]]:
@@ -130,20 +129,52 @@ def calibrated_parts(found: Candidates) -> tuple[dict[str, float], dict[str, flo
     return min_max(found.dense), {d: (1 - share) * v + share * found.coverage.get(d, 0.0) for d, v in lexical.items()}
 
 
-def fuse(found: Candidates, ranking: Ranking) -> list[tuple[str, float]]:
-    """The ranked documents of a mode: one list as it is, or both fused.
+def parts(found: Candidates, ranking: Ranking) -> tuple[dict[str, float], dict[str, float]]:
+    """What each document's fused score takes from the dense list and from the lexical one (0 where a list missed it).
 
-    calibrated: (1 - w) c_d mm(cosine) + w c_l (mm(BM25) + coverage) / 2, where c_d says how far the best cosine
-    stands in the collection's range and c_l how much of the query the best lexical match holds: a list with nothing
-    to say for this query (an identifier's cosines, a paraphrase's words) is not stretched over [0, 1]."""
+    rrf: (1 - w) / (k + dense rank) and w / (k + lexical rank). convex: (1 - w) mm(cosine) and w mm(BM25), each
+    min-max scaled within its list. calibrated: (1 - w) c_d mm(cosine) and w c_l (mm(BM25) + coverage) / 2, where c_d
+    says how far the best cosine stands in the collection's range and c_l how much of the query the best lexical
+    match holds: a list with nothing to say for this query (an identifier's cosines, a paraphrase's words) is not
+    stretched over [0, 1]."""
+    w = ranking.lexical_weight
+    if ranking.fusion == "rrf":
+        dense, lexical = reciprocal_ranks(found.dense, ranking.rrf_k), reciprocal_ranks(found.lexical, ranking.rrf_k)
+        wd, wl = 1.0 - w, w
+    elif ranking.fusion == "convex":
+        (dense, lexical), wd, wl = (min_max(found.dense), min_max(found.lexical)), 1.0 - w, w
+    else:
+        (dense, lexical), wd = calibrated_parts(found), (1.0 - w) * found.dense_confidence
+        wl = w * found.lexical_confidence
+    return {d: wd * v for d, v in dense.items()}, {d: wl * v for d, v in lexical.items()}
+
+
+def fuse(found: Candidates, ranking: Ranking) -> list[tuple[str, float]]:
+    """The ranked documents of a mode: one list as it is, or both fused (see `parts`), best first."""
     if ranking.mode == "dense":
         return list(found.dense)
     if ranking.mode == "lexical":
         return list(found.lexical)
-    w = ranking.lexical_weight
-    if ranking.fusion == "rrf":
-        return rrf(found.dense, found.lexical, w)
-    if ranking.fusion == "convex":
-        return convex(min_max(found.dense), min_max(found.lexical), 1.0 - w, w)
-    dense, lexical = calibrated_parts(found)
-    return convex(dense, lexical, (1.0 - w) * found.dense_confidence, w * found.lexical_confidence)
+    dense, lexical = parts(found, ranking)
+    scores = {d: dense.get(d, 0.0) + lexical.get(d, 0.0) for d in {**dense, **lexical}}
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def explanations(found: Candidates, ranking: Ranking, doc_ids: Sequence[str]) -> dict[str, dict]:
+    """For each document: its rank and cosine in the dense list, its rank, BM25 and coverage in the lexical one (None
+    where a list missed it), and in hybrid mode what the fused score took from each."""
+    dense_at = {d: (rank, s) for rank, (d, s) in enumerate(found.dense, 1)}
+    lexical_at = {d: (rank, s) for rank, (d, s) in enumerate(found.lexical, 1)}
+    dense_part, lexical_part = parts(found, ranking) if ranking.mode == "hybrid" else ({}, {})
+    out = {}
+    for d in doc_ids:
+        dense = {"rank": dense_at[d][0], "cosine": dense_at[d][1]} if d in dense_at else None
+        lexical = ({"rank": lexical_at[d][0], "bm25": lexical_at[d][1], "coverage": found.coverage.get(d)}
+                   if d in lexical_at else None)  # fmt: skip
+        fused = (
+            {"dense": dense_part.get(d, 0.0), "lexical": lexical_part.get(d, 0.0)}
+            if dense_part or lexical_part
+            else None
+        )
+        out[d] = {"dense": dense, "lexical": lexical, "fused": fused}
+    return out

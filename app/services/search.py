@@ -15,7 +15,7 @@ from app.core.config import Settings
 from app.core.errors import InvalidInput, NotReady
 from app.index.dense_scale import measure as measure_scale
 from app.index.filters import FilterError
-from app.index.fusion import CANDIDATES, Candidates, Ranking, best_passages, fuse
+from app.index.fusion import Candidates, Ranking, best_passages, explanations, fuse
 from app.index.live import ServedIndex
 from app.index.passages import stored_spans
 from app.index.search_index import SearchIndex
@@ -37,20 +37,29 @@ class SearchHit(Document):
     rank_score: float = 0.0  # what ordered the results: the cosine, the BM25 score or the fused score
     lexical_score: float | None = None  # BM25, when the lexical list had it among its candidates
     passage: tuple[int, int] | None = None  # the best passage's character span, for a document of several
+    explanation: dict | None = None  # asked with `explain`: each list's rank and score, what the fused score took
 
 
-def ranking_for(settings: Settings, index: SearchIndex, mode: str | None = None) -> Ranking:
-    """The request's mode, else the settings' (CE_SEARCH_MODE, a collection's), else what the correction's
-    judgments chose, else the documented rule."""
+ASKED = ("mode", "fusion", "lexical_weight", "rrf_k", "candidates")  # what a request may set of its ranking
+
+
+def ranking_for(settings: Settings, index: SearchIndex, **asked) -> Ranking:
+    """What the request sets (ASKED), else the settings' (CE_SEARCH_MODE, a collection's), else what the correction's
+    judgments chose, else the documented rule. A fusion named without a weight takes its own default weight."""
     tuned = index.correction.artifact.extra.get("search", {}).get(RANKING) if index.correction else None
     ranking = Ranking(**tuned) if tuned else Ranking()
-    if settings.search_mode or settings.fusion or settings.lexical_weight is not None:
-        fusion = settings.fusion or ranking.fusion
+    configured = {"mode": settings.search_mode, "fusion": settings.fusion, "lexical_weight": settings.lexical_weight}
+    for chosen_by, overrides in (("settings", configured), ("request", asked)):
+        overrides = {key: value for key, value in overrides.items() if value is not None}
+        if not overrides:
+            continue
+        fusion = overrides.get("fusion", ranking.fusion)
         weight = ranking.lexical_weight if fusion == ranking.fusion else None  # None: that fusion's own default
-        ranking = Ranking(settings.search_mode or ranking.mode, fusion, weight if settings.lexical_weight is None
-                          else settings.lexical_weight, chosen_by="settings")  # fmt: skip
-    if mode is not None:
-        ranking = replace(ranking, mode=mode, chosen_by="request")
+        try:
+            ranking = replace(ranking, **{**overrides, "lexical_weight": overrides.get("lexical_weight", weight),
+                                          "chosen_by": chosen_by})  # fmt: skip
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
     return ranking
 
 
@@ -93,17 +102,21 @@ class SearchService(CollectionService):
         *,
         where: dict | None = None,
         score_threshold: float | None = None,
-        mode: str | None = None,
+        offset: int = 0,
+        explain: bool = False,
+        **asked,
     ) -> tuple[list[SearchHit], dict]:
-        """Top-k documents for the query and its vector in `index`'s search space, optionally only those whose
-        metadata matches `where` and whose cosine reaches `score_threshold`; with the description of the space
-        and the ranking that found them."""
+        """Top-k documents for the query and its vector in `index`'s search space, from the `offset`-th on (a page of
+        one larger request), optionally only those whose metadata matches `where` and whose cosine reaches
+        `score_threshold`, ranked as `asked` (ASKED) says; with the description of the space and the ranking that
+        found them, and with `explain` each hit's ranks and scores in both lists."""
         try:
             allowed = index.fields.matching(where) if where is not None else None
         except FilterError as exc:
             raise InvalidInput(str(exc)) from None
-        ranking = ranking_for(self.settings, index, mode)
-        depth = k if ranking.mode == "dense" and score_threshold is None else max(k, CANDIDATES)
+        ranking = ranking_for(self.settings, index, **asked)
+        wanted = k + offset
+        depth = wanted if ranking.mode == "dense" and score_threshold is None else max(wanted, ranking.candidates)
         missing: list[int] = []
         if self.shards is not None and ranking.mode != "lexical":
             dense, best, missing = self._sharded(index, vector, depth, where)
@@ -115,8 +128,17 @@ class SearchService(CollectionService):
         else:
             found, best = self.candidates(index, query, vector, ranking.mode, depth, allowed, self._served.builder)
         ranked = fuse(found, ranking)
-        hits = self._hits(index, vector[0], ranked, dict(found.dense), best, dict(found.lexical), k, score_threshold)
-        return hits, {**index.describe_search(), "ranking": ranking.describe(), "missing_shards": missing}
+        hits = self._hits(
+            index, vector[0], ranked, dict(found.dense), best, dict(found.lexical), wanted, score_threshold
+        )
+        hits = hits[offset:]
+        described = ranking.describe()
+        if explain:
+            told = explanations(found, ranking, [h.id for h in hits])
+            hits = [replace(h, explanation=told[h.id]) for h in hits]
+            if ranking.mode == "hybrid":
+                described["confidence"] = {"dense": found.dense_confidence, "lexical": found.lexical_confidence}
+        return hits, {**index.describe_search(), "ranking": described, "missing_shards": missing}
 
     def _sharded(self, index: SearchIndex, vector: np.ndarray, depth: int, where: dict | None):
         """The dense list from every shard, and those that did not answer; 503 when none did."""

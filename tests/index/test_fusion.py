@@ -9,21 +9,35 @@ from app.index.fusion import (
     Candidates,
     Ranking,
     best_passages,
+    explanations,
     fuse,
     min_max,
     passage_key,
     passage_of,
-    rrf,
 )
 
 
 def test_rrf_weights_each_list_by_its_ranks():
-    dense, lexical = [("a", 0.9), ("b", 0.8)], [("b", 12.0), ("c", 3.0)]
-    fused = dict(rrf(dense, lexical, 0.25, k=60))
+    found = Candidates([("a", 0.9), ("b", 0.8)], [("b", 12.0), ("c", 3.0)])
+    fused = dict(fuse(found, Ranking(fusion="rrf", lexical_weight=0.25, rrf_k=60)))
     assert fused["a"] == pytest.approx(0.75 / 61)
     assert fused["b"] == pytest.approx(0.75 / 62 + 0.25 / 61)
     assert fused["c"] == pytest.approx(0.25 / 62)
-    assert [d for d, _ in rrf(dense, lexical, 0.25)] == ["b", "a", "c"]
+    assert [d for d, _ in fuse(found, Ranking(fusion="rrf", lexical_weight=0.25))] == ["b", "a", "c"]
+    assert dict(fuse(found, Ranking(fusion="rrf", lexical_weight=0.25, rrf_k=1)))["c"] == pytest.approx(0.25 / 3)
+
+
+def test_explanations_give_each_lists_rank_and_score_and_the_parts_that_sum_to_the_fused_score():
+    found = Candidates([("a", 0.9), ("b", 0.5)], [("b", 8.0), ("c", 2.0)], 0.8, {"b": 1.0, "c": 0.5})
+    for fusion in DEFAULT_WEIGHTS:
+        ranking = Ranking(fusion=fusion)
+        fused = dict(fuse(found, ranking))
+        told = explanations(found, ranking, ["a", "b", "c"])
+        for doc_id, entry in told.items():
+            assert entry["fused"]["dense"] + entry["fused"]["lexical"] == pytest.approx(fused[doc_id])
+    assert told["a"]["dense"] == {"rank": 1, "cosine": 0.9} and told["a"]["lexical"] is None
+    assert told["c"]["lexical"] == {"rank": 2, "bm25": 2.0, "coverage": 0.5} and told["c"]["dense"] is None
+    assert explanations(found, Ranking(mode="dense"), ["a"])["a"]["fused"] is None
 
 
 def test_convex_combines_min_max_scores_and_a_list_that_missed_a_document_gives_it_zero():
@@ -79,7 +93,8 @@ def test_an_unset_weight_is_the_fusions_own_default():
 
 
 def test_a_ranking_refuses_what_it_cannot_do():
-    for bad in ({"mode": "sparse"}, {"fusion": "max"}, {"lexical_weight": 1.5}):
+    for bad in ({"mode": "sparse"}, {"fusion": "max"}, {"lexical_weight": 1.5}, {"rrf_k": 0}, {"candidates": 0},
+                {"candidates": 2001}):  # fmt: skip
         with pytest.raises(ValueError):
             Ranking(**bad)
     assert Ranking(mode="dense").describe()["fusion"] is None

@@ -11,9 +11,9 @@ from pydantic import ValidationError
 from app.api.deps import SearchDep
 from app.api.openapi import json_parameter, served
 from app.api.routing import BoundedBodyRoute
-from app.api.schemas import PassageOut, SearchHitOut, SearchRequest, SearchResponse, SearchSpaceOut
+from app.api.search_schemas import DESCRIBE, PassageOut, SearchHitOut, SearchRequest, SearchResponse, SearchSpaceOut
 from app.core.errors import InvalidInput
-from app.core.names import SearchMode
+from app.core.names import Fusion, SearchMode
 from app.services.search import SearchService
 
 router = APIRouter(route_class=BoundedBodyRoute)
@@ -25,7 +25,7 @@ FILTER_SCHEMA = next(
 
 async def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
     hits, found = await service.search_async(body.q, body.k, where=body.filter, score_threshold=body.score_threshold,
-                                 mode=body.mode)  # fmt: skip
+                                             offset=body.offset, explain=body.explain, **body.asked())  # fmt: skip
     return SearchResponse(
         query=body.q,
         correction=found["correction"],
@@ -44,6 +44,7 @@ async def _search(service: SearchService, body: SearchRequest) -> SearchResponse
                 if h.passage
                 else None,
                 metadata=h.metadata,
+                explain=h.explanation,
             )  # fmt: skip
             for h in hits
         ],
@@ -75,14 +76,19 @@ async def search(
     score_threshold: Annotated[
         float | None, Query(ge=-1, le=1, description="Drop results with a lower cosine.")
     ] = None,
-    mode: Annotated[
-        SearchMode | None, Query(description="dense, lexical (BM25) or hybrid; default: the collection's.")
-    ] = None,
+    mode: Annotated[SearchMode | None, Query(description=DESCRIBE["mode"])] = None,
+    fusion: Annotated[Fusion | None, Query(description=DESCRIBE["fusion"])] = None,
+    lexical_weight: Annotated[float | None, Query(description=DESCRIBE["lexical_weight"])] = None,
+    rrf_k: Annotated[int | None, Query(description=DESCRIBE["rrf_k"])] = None,
+    candidates: Annotated[int | None, Query(description=DESCRIBE["candidates"])] = None,
+    offset: Annotated[int, Query(description=DESCRIBE["offset"])] = 0,
+    explain: Annotated[bool, Query(description=DESCRIBE["explain"])] = False,
 ) -> SearchResponse:
     try:
         body = SearchRequest(
             q=q, k=k, filter=json.loads(filter) if filter is not None else None, score_threshold=score_threshold,
-            mode=mode,
+            mode=mode, fusion=fusion, lexical_weight=lexical_weight, rrf_k=rrf_k, candidates=candidates,
+            offset=offset, explain=explain,
         )  # fmt: skip
     except (json.JSONDecodeError, ValidationError) as exc:
         raise InvalidInput(f"invalid search parameters: {_first_error(exc)}") from None

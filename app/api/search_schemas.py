@@ -1,0 +1,136 @@
+"""/search's request and answer: the query, how to rank and page it, and each hit with what ranked it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, StrictBool, StrictInt, model_validator
+
+from app.api.openapi import served
+from app.api.schemas import MAX_FILTER_KEYS, Strict, Text
+from app.core.names import Fusion, SearchMode
+from app.index.filters import Scalar
+from app.index.fusion import MAX_CANDIDATES, MAX_RRF_K
+
+Weight = Annotated[float, Field(strict=True, ge=0, le=1)]  # a number, not a boolean
+RrfK = Annotated[StrictInt, Field(ge=1, le=MAX_RRF_K)]
+Depth = Annotated[StrictInt, Field(ge=1, le=MAX_CANDIDATES)]
+Offset = Annotated[StrictInt, Field(ge=0, le=MAX_CANDIDATES)]
+# How a request may rank and page: the POST form's fields and the GET form's query parameters say the same.
+DESCRIBE = {
+    "mode": "dense, lexical (BM25) or hybrid (both fused); default: the collection's (see `ranking`).",
+    "fusion": "Hybrid: calibrated (each list weighed by what it has to say for the query), convex (min-max scaled "
+    "scores) or rrf (reciprocal ranks); default: the collection's.",
+    "lexical_weight": "Hybrid: the lexical list's weight in [0, 1]; default: the fusion's own.",
+    "rrf_k": "rrf: the rank constant k in 1 / (k + rank); default 60.",
+    "candidates": f"How deep each list is read before fusing (1 to {MAX_CANDIDATES}); default 300.",
+    "offset": f"Skip this many results: page n (from 0) of size k is offset n*k; offset + k at most {MAX_CANDIDATES}.",
+    "explain": "Add to each hit its rank and score in each list and what the fused score took from each.",
+}
+
+
+class SearchRequest(Strict):
+    q: Text = Field(description="The query text.")
+    k: StrictInt = Field(
+        10, ge=1, description="How many results (at most CE_MAX_K).", json_schema_extra=served(maximum="max_k")
+    )
+    filter: dict[str, Scalar] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_FILTER_KEYS,
+        description="Only documents whose metadata has exactly these key/value pairs.",
+    )
+    score_threshold: float | None = Field(None, ge=-1, le=1, description="Drop results with a lower cosine.")
+    mode: SearchMode | None = Field(None, description=DESCRIBE["mode"])
+    fusion: Fusion | None = Field(None, description=DESCRIBE["fusion"])
+    lexical_weight: Weight | None = Field(None, description=DESCRIBE["lexical_weight"])
+    rrf_k: RrfK | None = Field(None, description=DESCRIBE["rrf_k"])
+    candidates: Depth | None = Field(None, description=DESCRIBE["candidates"])
+    offset: Offset = Field(0, description=DESCRIBE["offset"])
+    explain: StrictBool = Field(False, description=DESCRIBE["explain"])
+
+    @model_validator(mode="after")
+    def _within_depth(self) -> SearchRequest:
+        if self.offset + self.k > MAX_CANDIDATES:
+            raise ValueError(f"offset + k must be at most {MAX_CANDIDATES}, got {self.offset + self.k}")
+        return self
+
+    def asked(self) -> dict:
+        """How the request asks to rank (None: as the collection does)."""
+        return self.model_dump(mode="json", include={"mode", "fusion", "lexical_weight", "rrf_k", "candidates"})
+
+
+class PassageOut(BaseModel):
+    start: int = Field(description="Character offset of the passage in the document's text.")
+    end: int
+    text: str
+
+
+class DenseRank(BaseModel):
+    rank: int = Field(description="Rank in the dense list (1 = best).")
+    cosine: float
+
+
+class LexicalRank(BaseModel):
+    rank: int = Field(description="Rank in the lexical list (1 = best).")
+    bm25: float
+    coverage: float | None = Field(None, description="Share of the query's term weight (idf) the document holds.")
+
+
+class FusedParts(BaseModel):
+    dense: float = Field(description="What the fused score took from the dense list.")
+    lexical: float = Field(description="What it took from the lexical list; the two sum to rank_score.")
+
+
+class HitExplanation(BaseModel):
+    dense: DenseRank | None = Field(description="None: not among the dense list's candidates.")
+    lexical: LexicalRank | None = Field(description="None: not among the lexical list's candidates.")
+    fused: FusedParts | None = Field(description="Hybrid mode only.")
+
+
+class SearchHitOut(BaseModel):
+    id: str
+    text: str
+    score: float = Field(description="Cosine of the document's best passage with the query, in the search space.")
+    rank_score: float = Field(description="What ordered the results: the cosine, BM25, or the fused score.")
+    lexical_score: float | None = Field(None, description="BM25, when the lexical list had this document.")
+    passage: PassageOut | None = Field(None, description="For a document of several passages: the best one.")
+    metadata: dict[str, Any]
+    explain: HitExplanation | None = Field(None, description="Asked with `explain`.")
+
+
+class Confidence(BaseModel):
+    dense: float = Field(description="How far the best cosine stands in the collection's range (0 to 1).")
+    lexical: float = Field(description="How much of the query's term weight the best lexical match holds (0 to 1).")
+
+
+class RankingOut(BaseModel):
+    mode: SearchMode
+    fusion: Fusion | None = Field(None, description="Hybrid: how the two lists were fused.")
+    lexical_weight: float | None = Field(None, description="Hybrid: the lexical list's weight.")
+    chosen_by: str = Field(description="request, settings, the judgments it was tuned on, or the documented rule.")
+    rrf_k: int | None = Field(None, description="rrf: its rank constant.")
+    candidates: int = Field(description="How deep each list was read before fusing.")
+    confidence: Confidence | None = Field(None, description="Hybrid, asked with `explain`: what calibrated weighs by.")
+
+
+class SearchSpaceOut(BaseModel):
+    shared_with_similarity: bool = Field(description="True: search uses the space /embed and /similarity serve.")
+    method: str = Field(description="The map from the backbone's vectors to the searched ones.")
+    params: dict[str, Any] = {}
+    dim: int
+    rule: str | None = Field(None, description="Why this space: the rule that chose it.")
+
+
+class SearchResponse(BaseModel):
+    query: str
+    correction: str | None = Field(description="Id of the correction artifact; it holds the search space too.")
+    search_space: SearchSpaceOut
+    ranking: RankingOut
+    results: list[SearchHitOut]
+    partial: bool = Field(
+        False,
+        description="True: some shards of the index did not answer (`missing_shards`); their documents are not "
+        "among the results. Retry for a whole answer.",
+    )
+    missing_shards: list[int] = Field([], description="The shards (CE_SHARDS) that did not answer in time.")

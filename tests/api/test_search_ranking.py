@@ -1,0 +1,75 @@
+"""Per-request ranking over real HTTP: fusion, weight, rrf_k and depth set per request; explain shows each list's
+rank and score and what the fused score took; offset pages through one larger answer; bad values are 422s."""
+
+from __future__ import annotations
+
+import pytest
+
+DOCS = [{"id": f"d{i}", "text": f"note {i} about {w} and the park"} for i, w in enumerate(
+    ["herons", "cats", "dogs", "rivers", "trees", "boats", "trains", "clouds", "stones", "bridges"] * 3)]  # fmt: skip
+
+
+@pytest.fixture
+def filled(client):
+    for start in range(0, len(DOCS), 8):
+        assert client.post("/documents", json={"documents": DOCS[start : start + 8]}).status_code == 201
+    return client
+
+
+def test_a_request_sets_the_fusion_its_weight_rrf_k_and_the_depth(filled):
+    asked = {"q": "herons in the park", "fusion": "rrf", "lexical_weight": 0.25, "rrf_k": 5, "candidates": 12}
+    for answer in (filled.get("/search", params=asked), filled.post("/search", json=asked)):
+        assert answer.status_code == 200, answer.text
+        ranking = answer.json()["ranking"]
+        assert ranking == {"mode": "hybrid", "fusion": "rrf", "lexical_weight": 0.25, "chosen_by": "request",
+                           "rrf_k": 5, "candidates": 12, "confidence": None}  # fmt: skip
+    convex = filled.get("/search", params={"q": "herons", "fusion": "convex"}).json()["ranking"]
+    assert (convex["fusion"], convex["lexical_weight"]) == ("convex", 0.4)  # a fusion named alone: its own weight
+
+
+def test_explain_gives_each_lists_rank_and_score_and_parts_summing_to_the_fused_score(filled):
+    found = filled.post("/search", json={"q": "herons in the park", "explain": True, "k": 5}).json()
+    assert set(found["ranking"]["confidence"]) == {"dense", "lexical"}
+    dense = [h for offset in (0, 15) for h in filled.post("/search", json={
+        "q": "herons in the park", "mode": "dense", "k": 15, "offset": offset}).json()["results"]]  # fmt: skip
+    dense_rank = {h["id"]: n for n, h in enumerate(dense, 1)}
+    for hit in found["results"]:
+        told = hit["explain"]
+        assert told["fused"]["dense"] + told["fused"]["lexical"] == pytest.approx(hit["rank_score"])
+        if told["dense"] is not None:
+            assert told["dense"]["rank"] == dense_rank[hit["id"]]
+            assert told["dense"]["cosine"] == pytest.approx(hit["score"], abs=1e-5)
+        if told["lexical"] is not None:
+            assert (
+                told["lexical"]["bm25"] == pytest.approx(hit["lexical_score"]) and 0 < told["lexical"]["coverage"] <= 1
+            )
+    assert found["results"][0]["explain"]["lexical"]["coverage"] == 1.0  # "herons" and "park": both held
+    plain = filled.get("/search", params={"q": "herons"}).json()
+    assert all(h["explain"] is None for h in plain["results"]) and plain["ranking"]["confidence"] is None
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_pages_equal_the_slices_of_one_larger_request(filled, mode):
+    whole = filled.get("/search", params={"q": "notes about the park", "k": 20, "mode": mode}).json()["results"]
+    pages = []
+    for n in range(4):
+        page = filled.get("/search", params={"q": "notes about the park", "k": 5, "offset": 5 * n, "mode": mode})
+        pages += [h["id"] for h in page.json()["results"]]
+    assert pages == [h["id"] for h in whole] and len(pages) == 20
+    past = filled.post("/search", json={"q": "park", "k": 10, "offset": 29}).json()["results"]
+    assert len(past) == 1  # 30 documents: the last one
+
+
+@pytest.mark.parametrize(
+    "bad, named",
+    [({"fusion": "max"}, "fusion"), ({"lexical_weight": 1.5}, "lexical_weight"),
+     ({"lexical_weight": True}, "lexical_weight"),
+     ({"rrf_k": 0}, "rrf_k"), ({"candidates": 5000}, "candidates"), ({"offset": -1}, "offset"),
+     ({"offset": 1995, "k": 10}, "offset + k"), ({"explain": "yes"}, "explain")],
+)  # fmt: skip
+def test_an_invalid_ranking_value_is_a_422_naming_it(filled, bad, named):
+    r = filled.post("/search", json={"q": "park", **bad})
+    assert r.status_code == 422 and named in r.text, r.text
+    if named != "explain" and not isinstance(next(iter(bad.values())), bool):  # a query string has no booleans
+        g = filled.get("/search", params={"q": "park", **bad})
+        assert g.status_code == 422 and named.split()[0] in g.text, g.text
