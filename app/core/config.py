@@ -202,7 +202,7 @@ class Settings(BaseSettings):
         "an /embed text up to the token limit); more is a 413 at once, before any encoding.",
     )
     round_tokens: int = Field(
-        2048,
+        1024,
         ge=64,
         description="Tokens the encoder takes into one round, shared among the waiting requests: a "
         "short request waits for at most one such round.",

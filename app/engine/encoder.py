@@ -63,7 +63,7 @@ class BatchingEngine:
         *,
         max_queue_texts: int = 2048,
         round_texts: int = 64,
-        round_tokens: int = 2048,
+        round_tokens: int = 1024,
         load_timeout: float = 600.0,
         request_timeout: float | None = None,
         release_memory: Callable[[], object] = release_free_memory,

@@ -12,12 +12,13 @@ from app.store.change_log import ChangeLog
 from app.store.collection_store import CollectionStore
 from app.store.documents import DocumentStore
 from app.store.ingestion import IngestionCheckpoints
+from app.store.judgments import JudgmentStore
 from app.store.replicas import ReplicaPositions
 
 
 class RedisStore:
-    """Key layout under `prefix`: artifacts by backbone fingerprint; documents, change log and replica positions
-    and ingestion checkpoints by collection key; collections' settings by name."""
+    """Key layout under `prefix`: artifacts by backbone fingerprint; documents, change log, replica positions,
+    ingestion checkpoints, judgments and the ranking tuned on them by collection key; collections' settings by name."""
 
     def __init__(self, client: redis.Redis, prefix: str = "ce"):
         self.client = client
@@ -28,6 +29,7 @@ class RedisStore:
         self.replicas = ReplicaPositions(client, prefix)
         self.collections = CollectionStore(client, prefix)
         self.ingestion = IngestionCheckpoints(client, prefix)
+        self.judgments = JudgmentStore(client, prefix)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "ce") -> RedisStore:
@@ -53,9 +55,11 @@ class RedisStore:
             return False
 
     def drop_collection(self, collection_key: str) -> int:
-        """Delete a collection's documents, raw vectors, id set, change log, trim marker and replica positions."""
+        """Delete a collection's documents, raw vectors, id set, change log, trim marker, replica positions,
+        ingestion checkpoints, judgments and tuned ranking."""
         dropped = self.documents.drop(collection_key)
         self.changes.drop(collection_key)
         self.replicas.drop(collection_key)
         self.ingestion.drop(collection_key)
+        self.judgments.drop(collection_key)
         return dropped
