@@ -12,7 +12,7 @@ from app.cli.collections import collections
 from app.cli.corrections import eval_search, evaluate, fit, isotropy
 from app.cli.export import export_onnx
 from app.cli.integrity import verify
-from app.cli.ranking import known_items
+from app.cli.ranking import known_items, tune
 from app.cli.reports import compare, report, spaces
 from app.cli.serve import index_documents, serve
 
@@ -31,6 +31,7 @@ for name, command in (
     ("eval", evaluate),
     ("eval-search", eval_search),
     ("known-items", known_items),
+    ("tune", tune),
     ("isotropy", isotropy),
     ("adapt", adapt_backbone),
     ("export-onnx", export_onnx),

@@ -1,14 +1,19 @@
 """`known-items`: a judged collection of identifier and rare-word queries, built from any collection or corpus, for
-`eval-search` and the fusion study: the searches a hybrid ranking must put first."""
+`eval-search`: the searches a hybrid ranking must put first. `tune`: a collection's ranking chosen on the judgments
+sent over HTTP (what POST /collections/{name}/tune runs in a child process)."""
 
 from __future__ import annotations
 
+import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from app.cli.options import EXIT_BAD_INPUT, fail, guarded
+from app.cli.options import EXIT_BAD_INPUT, fail, guarded, settings_for
 
 
 @guarded
@@ -43,3 +48,66 @@ def known_items(
     write_beir(built, out)
     typer.echo(f"{out}: {len(built.doc_ids):,} documents, {len(built.query_ids)} queries "
                f"({min(identifiers, len(built.query_ids))} identifiers, the rest rare words)")  # fmt: skip
+
+
+@guarded
+def tune(
+    collection: Annotated[str, typer.Option(help="The collection whose stored judgments to tune on.")] = "default",
+    publish: Annotated[bool, typer.Option(help="Publish the choice to Redis when the held-out queries allow.")] = False,
+) -> None:
+    """Choose the collection's ranking (dense, lexical, each fusion and weight) on the judgments stored over HTTP:
+    two thirds of the judged queries choose under the never-worse guard against dense, the held-out third decides
+    whether it replaces the default; with --publish every server then ranks that way. Prints the record as JSON."""
+    import json
+
+    from app.offline.judged_ranking import judged_queries
+    from app.offline.judged_ranking import tune as tune_on
+    from app.services.search import ranking_for
+
+    with tuning_services(settings_for()) as services:
+        served = services.collections.get(collection).services
+        index, search = served.served.current, served.search
+        qrels = judged_queries(services.store.judgments.all(served.served.collection_key))
+        default = ranking_for(search.settings, index)
+
+        def candidates(query: str):
+            vector = served.embedding.in_space([query], index.search_correction)
+            return search.candidates(index, query, vector, "hybrid", default.candidates, None, served.served.builder)[0]
+
+        try:
+            record = tune_on(candidates, qrels, default)
+        except ValueError as exc:
+            raise fail(str(exc), EXIT_BAD_INPUT) from None
+        if publish and record["published"]:
+            services.store.judgments.publish_ranking(served.served.collection_key, record)
+        record["published"] = publish and record["published"]
+    typer.echo(f"collection {collection}: {record['reason']}; held out {record['held_out']}", err=True)
+    typer.echo(json.dumps(record))
+
+
+@contextmanager
+def tuning_services(settings) -> Iterator:
+    """The services on the server's Redis and ONNX graphs, with an index folder of their own (built from the store:
+    a running server's snapshots are never written by this process), removed after."""
+    from app.correction.registry import resolve_correction
+    from app.engine.pool import engine_for
+    from app.services.container import Services, connect_store
+
+    folder = settings.data_dir / f"tune-{uuid.uuid4().hex[:8]}"
+    folder.mkdir(parents=True)
+    if settings.graphs_dir.is_dir():
+        (folder / settings.graphs_dir.name).symlink_to(settings.graphs_dir.resolve(), target_is_directory=True)
+    store, embedded = connect_store(settings)
+    services = None
+    try:
+        engine = engine_for(settings)
+        artifact = resolve_correction(settings.correction, store, engine.backbone, settings.models_dir)
+        services = Services(settings.model_copy(update={"data_dir": folder}), engine, store, artifact,
+                            embedded=embedded)  # fmt: skip
+        yield services
+    finally:
+        if services is not None:
+            services.close()
+        else:
+            store.close()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -69,6 +69,7 @@ class Services:
         self.engines = EnginePool(settings, engine)
         self.collections = Collections(settings, store, self.engines, default, search=search)
         self.fits = FitJobs(settings)
+        self.tunes = FitJobs(settings, what="tune")
 
     @classmethod
     def from_settings(cls, settings: Settings, backbone: Backbone | None = None, *, search: bool = True) -> Services:
@@ -92,6 +93,7 @@ class Services:
     def close(self) -> None:
         """Finish the queued encoding work and any rebuild, snapshot the index, then let go of the store."""
         self.fits.close()
+        self.tunes.close()
         self.collections.close()
         self.served.close()
         if self.shards is not None:

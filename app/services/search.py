@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -43,13 +44,16 @@ class SearchHit(Document):
 ASKED = ("mode", "fusion", "lexical_weight", "rrf_k", "candidates")  # what a request may set of its ranking
 
 
-def ranking_for(settings: Settings, index: SearchIndex, **asked) -> Ranking:
-    """What the request sets (ASKED), else the settings' (CE_SEARCH_MODE, a collection's), else what the correction's
-    judgments chose, else the documented rule. A fusion named without a weight takes its own default weight."""
+def ranking_for(settings: Settings, index: SearchIndex, published: dict | None = None, **asked) -> Ranking:
+    """What the request sets (ASKED), else the ranking tuned on the collection's judgments over HTTP (`published`),
+    else the settings' (CE_SEARCH_MODE, a collection's), else what the correction's judgments chose, else the
+    documented rule. A fusion named without a weight takes its own default weight."""
     tuned = index.correction.artifact.extra.get("search", {}).get(RANKING) if index.correction else None
     ranking = Ranking(**tuned) if tuned else Ranking()
     configured = {"mode": settings.search_mode, "fusion": settings.fusion, "lexical_weight": settings.lexical_weight}
-    for chosen_by, overrides in (("settings", configured), ("request", asked)):
+    if published is not None:
+        ranking = Ranking(**published)
+    for chosen_by, overrides in (("settings", configured if published is None else {}), ("request", asked)):
         overrides = {key: value for key, value in overrides.items() if value is not None}
         if not overrides:
             continue
@@ -70,6 +74,17 @@ class SearchService(CollectionService):
         super().__init__(store, served, embedding)
         self.settings = settings
         self.shards: ShardedSearch | None = None  # the dense index split over Ray Serve shards (CE_SHARDS)
+        self._tuned: tuple[float, dict | None] = (-float("inf"), None)  # (read at, the ranking tuned over HTTP)
+
+    def tuned_ranking(self) -> dict | None:
+        """The ranking `tune --publish` chose for this collection, read from Redis at most once a follow step: every
+        replica ranks with it within CE_FOLLOW_INTERVAL."""
+        read_at, ranking = self._tuned
+        if time.monotonic() - read_at > self.settings.follow_interval:
+            record = self.store.judgments.published_ranking(self.collection_key)
+            ranking = record["ranking"] if record else None
+            self._tuned = (time.monotonic(), ranking)
+        return ranking
 
     def _check(self, query: str, k: int, score_threshold: float | None) -> None:
         if not 1 <= k <= self.settings.max_k:
@@ -114,7 +129,7 @@ class SearchService(CollectionService):
             allowed = index.fields.matching(where) if where is not None else None
         except FilterError as exc:
             raise InvalidInput(str(exc)) from None
-        ranking = ranking_for(self.settings, index, **asked)
+        ranking = ranking_for(self.settings, index, self.tuned_ranking(), **asked)
         wanted = k + offset
         depth = wanted if ranking.mode == "dense" and score_threshold is None else max(wanted, ranking.candidates)
         missing: list[int] = []

@@ -114,6 +114,13 @@ def test_a_collection_is_picked_and_searched_on_the_page(client, browser):
     expect(rows).to_have_count(2)  # only the collection's own documents, not the default's cat
     expect(rows.nth(0).locator("td").nth(1)).to_have_text("the plane flies over the city")
     assert float(rows.nth(0).locator("td").nth(2).inner_text()) == pytest.approx(1.0, abs=1e-3)
+    rows.nth(0).get_by_role("button", name="yes: p1 is relevant").click()
+    expect(page.locator("#status")).to_contain_text('judged p1 relevant for "the plane flies over the city"')
+    rows.nth(1).get_by_role("button", name="no: p2 is not relevant").click()
+    expect(page.locator("#status")).to_contain_text("judged p2 not relevant")
+    judged = client.get("/collections/planes/judgments").json()["judgments"]
+    assert judged == [{"query": "the plane flies over the city", "id": "p1", "grade": 1},
+                      {"query": "the plane flies over the city", "id": "p2", "grade": 0}]  # fmt: skip
     page.close()
 
 

@@ -1,7 +1,7 @@
-"""Fits started over HTTP: each a `python -m app fit --collection NAME --publish` child process.
+"""Fits and tunes started over HTTP: each a `python -m app fit|tune --collection NAME --publish` child process.
 
-The server never imports offline code nor spends its own threads on a fit; the child reads the collection's
-raw vectors from Redis, publishes the result to that collection, and every server's index follows it.
+The server never imports offline code nor spends its own threads on them; the child reads the collection from
+Redis, publishes the result to that collection (a correction, or a ranking), and every server follows it.
 """
 
 from __future__ import annotations
@@ -58,37 +58,44 @@ class FitJob:
             body["progress"] = {"step": what.strip(), "percent": int(percent), "done": int(done), "total": int(total)}
         if state == "done":
             self.out.seek(0)
-            body["correction"] = self.out.read().decode().strip().splitlines()[-1]
+            last = self.out.read().decode().strip().splitlines()[-1]
+            body.update(json.loads(last) if last.startswith("{") else {"correction": last})
         lines = [line for line in log.splitlines() if line.strip() and not PROGRESS.search(line)]
         body["log"] = lines[-5:]  # what the fit said: the choice it made, or why it failed
         return body
 
 
 class FitJobs:
-    """At most one running fit per collection; the last one of each is kept for GET."""
+    """At most one running job of this kind (fit, tune) per collection; the last one of each is kept for GET."""
 
-    def __init__(self, settings: Settings):
-        self.max_running = settings.max_fits  # two cores: a second fit at once would slow both, and serving
+    def __init__(self, settings: Settings, what: str = "fit"):
+        self.what = what
+        self.max_running = settings.max_fits  # two cores: a second job at once would slow both, and serving
         self.env = {**{k: v for k, v in os.environ.items() if not k.startswith("CE_")}, **settings_env(settings)}
         self.cwd = Path.cwd()
         self._jobs: dict[str, FitJob] = {}
         self._lock = threading.Lock()
 
     def start(self, collection: str, method: str, params: dict[str, float | int]) -> dict:
+        args = ["--method", method]
+        for name, value in sorted(params.items()):
+            args += [f"--{name}", str(value)]
+        return self.start_with(collection, args)
+
+    def start_with(self, collection: str, options: list[str]) -> dict:
+        """`python -m app WHAT --collection NAME --publish OPTIONS` in a child process; 409 while one runs."""
         with self._lock:
             job = self._jobs.get(collection)
             if job is not None and job.proc.poll() is None:
-                raise Conflict(f"a fit of collection {collection!r} is already running")
+                raise Conflict(f"a {self.what} of collection {collection!r} is already running")
             running = [name for name, other in self._jobs.items() if other.proc.poll() is None]
             if len(running) >= self.max_running:
                 raise Overloaded(
-                    f"{len(running)} fits are running ({', '.join(sorted(running))}; CE_MAX_FITS="
+                    f"{len(running)} {self.what}s are running ({', '.join(sorted(running))}; CE_MAX_FITS="
                     f"{self.max_running}); retry later",
                     retry_after=RETRY_AFTER,
                 )
-            args = ["fit", "--collection", collection, "--method", method, "--publish"]
-            for name, value in sorted(params.items()):
-                args += [f"--{name}", str(value)]
+            args = [self.what, "--collection", collection, "--publish", *options]
             out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115 - kept for status()
             proc = subprocess.Popen([sys.executable, "-m", "app", *args], stdout=out, stderr=err, env=self.env,
                                     cwd=self.cwd, stdin=subprocess.DEVNULL)  # fmt: skip
@@ -98,11 +105,11 @@ class FitJobs:
     def status(self, collection: str) -> dict:
         job = self._jobs.get(collection)
         if job is None:
-            raise NotFound(f"no fit of collection {collection!r} was started here")
+            raise NotFound(f"no {self.what} of collection {collection!r} was started here")
         return job.status()
 
     def close(self) -> None:
-        """Stop running fits (a fit publishes only at its end, so nothing half-done is left)."""
+        """Stop running jobs (a job publishes only at its end, so nothing half-done is left)."""
         for job in list(self._jobs.values()):
             if job.proc.poll() is None:
                 job.proc.terminate()
