@@ -5,7 +5,7 @@ Pure: lists in, lists out."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -58,6 +58,11 @@ class Ranking:
             raise ValueError(f"rrf_k must be within [1, {MAX_RRF_K}], got {self.rrf_k}")
         if not 1 <= self.candidates <= MAX_CANDIDATES:
             raise ValueError(f"candidates must be within [1, {MAX_CANDIDATES}], got {self.candidates}")
+
+    @classmethod
+    def from_record(cls, record: dict) -> Ranking:
+        """A ranking recorded by another version (an artifact's, a tune's): the fields this one knows."""
+        return cls(**{f.name: record[f.name] for f in fields(cls) if f.name in record})
 
     def describe(self) -> dict:
         fused = self.mode == "hybrid"

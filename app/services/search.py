@@ -49,10 +49,10 @@ def ranking_for(settings: Settings, index: SearchIndex, published: dict | None =
     else the settings' (CE_SEARCH_MODE, a collection's), else what the correction's judgments chose, else the
     documented rule. A fusion named without a weight takes its own default weight."""
     tuned = index.correction.artifact.extra.get("search", {}).get(RANKING) if index.correction else None
-    ranking = Ranking(**tuned) if tuned else Ranking()
+    ranking = Ranking.from_record(tuned) if tuned else Ranking()
     configured = {"mode": settings.search_mode, "fusion": settings.fusion, "lexical_weight": settings.lexical_weight}
     if published is not None:
-        ranking = Ranking(**published)
+        ranking = Ranking.from_record(published)
     for chosen_by, overrides in (("settings", configured if published is None else {}), ("request", asked)):
         overrides = {key: value for key, value in overrides.items() if value is not None}
         if not overrides:

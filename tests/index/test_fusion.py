@@ -106,3 +106,9 @@ def test_passages_collapse_to_their_best_and_keys_round_trip():
     assert docs == [("x", 0.9), ("y", 0.8), ("z", 0.6)]
     assert best == {"x": 2, "y": 0, "z": 1}
     assert passage_of(passage_key("a:b", 3)) == ("a:b", 3) and passage_of("plain") == ("plain", 0)
+
+
+def test_a_ranking_recorded_by_another_version_keeps_the_fields_this_one_knows():
+    recorded = {"mode": "hybrid", "fusion": "rrf", "lexical_weight": 0.3, "chosen_by": "judgments", "window": 7}
+    assert Ranking.from_record(recorded) == Ranking("hybrid", "rrf", 0.3, "judgments")
+    assert Ranking.from_record({"mode": "dense"}).fusion == "calibrated"  # an older record: no fusion field
