@@ -7,7 +7,7 @@ import sys
 import typer
 
 from app.cli.adaptation import adapt_backbone
-from app.cli.benchmarks import bench, bench_collections, bench_fairness, bench_search, bench_shards, load
+from app.cli.benchmarks import bench, bench_collections, bench_search, bench_shards, load
 from app.cli.collections import collections
 from app.cli.corrections import eval_search, evaluate, fit, isotropy
 from app.cli.export import export_onnx
@@ -15,6 +15,7 @@ from app.cli.integrity import verify
 from app.cli.ranking import known_items, tune
 from app.cli.reports import compare, report, spaces
 from app.cli.serve import index_documents, serve
+from app.cli.service_benchmarks import bench_fairness, bench_tune
 
 cli = typer.Typer(
     help="Corrected sentence embeddings: fit a correction offline, evaluate it, index documents, serve.",
@@ -44,6 +45,7 @@ for name, command in (
     ("bench-shards", bench_shards),
     ("bench-collections", bench_collections),
     ("bench-fairness", bench_fairness),
+    ("bench-tune", bench_tune),
 ):
     cli.command(name)(command)
 cli.add_typer(collections, name="collections")
