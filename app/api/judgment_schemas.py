@@ -46,5 +46,8 @@ class TuneStatus(BaseModel):
         None, description="NDCG@10 and Recall@100 (x100) of the chosen and the default ranking on the held-out queries."
     )
     selection: dict[str, Any] | None = None
+    search_space: dict[str, Any] | None = Field(
+        None, description="The search space step: chosen, served, their held-out NDCG@10, whether it was published."
+    )
     candidates: int | None = None
     at: float | None = None

@@ -53,36 +53,78 @@ def known_items(
 @guarded
 def tune(
     collection: Annotated[str, typer.Option(help="The collection whose stored judgments to tune on.")] = "default",
-    publish: Annotated[bool, typer.Option(help="Publish the choice to Redis when the held-out queries allow.")] = False,
+    publish: Annotated[bool, typer.Option(help="Publish each choice the held-out queries allow.")] = False,
 ) -> None:
-    """Choose the collection's ranking (dense, lexical, each fusion and weight) on the judgments stored over HTTP:
-    two thirds of the judged queries choose under the never-worse guard against dense, the held-out third decides
-    whether it replaces the default; with --publish every server then ranks that way. Prints the record as JSON."""
+    """Choose the collection's search space (among its correction's family, as `fit --tune-qrels` does) and then its
+    ranking (dense, lexical, each fusion and weight) on the judgments stored over HTTP: two thirds of the judged
+    queries choose under the never-worse guard, the held-out third decides whether each choice replaces what the
+    collection serves; with --publish every server then follows. Prints the record as JSON."""
     import json
 
+    settings = settings_for()
+    with tuning_services(settings) as services:
+        space = _tune_space(services, collection, publish)
+    with tuning_services(settings) as services:  # opened again: in the space just published, if one was
+        record = {**_tune_ranking(services, collection, publish), "search_space": space}
+    typer.echo(f"collection {collection}: search space: {space['reason'] if space else 'no correction'}; ranking: "
+               f"{record['reason']}; held out {record['held_out']}", err=True)  # fmt: skip
+    typer.echo(json.dumps(record))
+
+
+def _judged(services, collection: str):
     from app.offline.judged_ranking import judged_queries
+
+    served = services.collections.get(collection).services
+    return served, judged_queries(services.store.judgments.all(served.served.collection_key))
+
+
+def _tune_space(services, collection: str, publish: bool) -> dict | None:
+    """The search space step: chosen on the stored raw vectors; published to the collection when kept."""
+    from app.correction.registry import publish as publish_artifact
+    from app.offline.collection_fit import stored_documents
+    from app.offline.judged_ranking import tune_space
+    from app.services.collections.spec import DEFAULT, set_correction
+
+    served, qrels = _judged(services, collection)
+    correction = served.served.current.correction
+    if correction is None:
+        return None
+    docs, raw = stored_documents(services.store, served.served.collection_key, served.served.builder.raw_dim)
+    queries = dict(zip(qrels, served.embedding.encode_raw(list(qrels)), strict=True))
+    try:
+        chosen, record = tune_space(correction.artifact, [d.id for d in docs], raw, queries, qrels)
+    except ValueError as exc:
+        raise fail(str(exc), EXIT_BAD_INPUT) from None
+    if publish and chosen is not None:
+        publish_artifact(services.store, chosen, make_current=collection == DEFAULT)
+        if collection != DEFAULT:
+            set_correction(services.store.collections, collection, chosen.id)
+        record["correction"] = chosen.id
+    record["published"] = publish and chosen is not None
+    return record
+
+
+def _tune_ranking(services, collection: str, publish: bool) -> dict:
+    """The ranking step: chosen on candidate lists the collection's search service makes; published when kept."""
     from app.offline.judged_ranking import tune as tune_on
     from app.services.search import ranking_for
 
-    with tuning_services(settings_for()) as services:
-        served = services.collections.get(collection).services
-        index, search = served.served.current, served.search
-        qrels = judged_queries(services.store.judgments.all(served.served.collection_key))
-        default = ranking_for(search.settings, index)
+    served, qrels = _judged(services, collection)
+    index, search = served.served.current, served.search
+    default = ranking_for(search.settings, index)
 
-        def candidates(query: str):
-            vector = served.embedding.in_space([query], index.search_correction)
-            return search.candidates(index, query, vector, "hybrid", default.candidates, None, served.served.builder)[0]
+    def candidates(query: str):
+        vector = served.embedding.in_space([query], index.search_correction)
+        return search.candidates(index, query, vector, "hybrid", default.candidates, None, served.served.builder)[0]
 
-        try:
-            record = tune_on(candidates, qrels, default)
-        except ValueError as exc:
-            raise fail(str(exc), EXIT_BAD_INPUT) from None
-        if publish and record["published"]:
-            services.store.judgments.publish_ranking(served.served.collection_key, record)
-        record["published"] = publish and record["published"]
-    typer.echo(f"collection {collection}: {record['reason']}; held out {record['held_out']}", err=True)
-    typer.echo(json.dumps(record))
+    try:
+        record = tune_on(candidates, qrels, default)
+    except ValueError as exc:
+        raise fail(str(exc), EXIT_BAD_INPUT) from None
+    if publish and record["published"]:
+        services.store.judgments.publish_ranking(served.served.collection_key, record)
+    record["published"] = publish and record["published"]
+    return record
 
 
 @contextmanager

@@ -1,6 +1,8 @@
-"""The ranking chosen on judgments sent over HTTP (`tune --collection`): each judged query's candidate lists made by
-the collection's search service, every ranking scored on two thirds of the queries under the never-worse guard
-against dense, and the choice published only if, on the held-out third, it is no worse than the default ranking."""
+"""The search space and the ranking chosen on judgments sent over HTTP (`tune --collection`): two thirds of the
+judged queries choose, each by the rule `fit --tune-qrels` applies (the space among the correction's family, scored
+by exact search over the stored vectors; the ranking among dense, lexical and each fusion, on candidate lists the
+collection's search service makes), and each choice is published only if, on the held-out third, it is no worse
+than what the collection serves."""
 
 from __future__ import annotations
 
@@ -10,9 +12,13 @@ from dataclasses import asdict, replace
 
 import numpy as np
 
+from app.correction.artifact import CorrectionArtifact
+from app.correction.pipeline import Correction, project
 from app.index.fusion import CANDIDATES, Candidates, Ranking
+from app.offline.fit import with_search_space
 from app.offline.ranking_tuning import RULE, choose_ranking, scored
-from app.offline.retrieval import JudgedCorpus
+from app.offline.retrieval import JudgedCorpus, Judgments, exact_top
+from app.offline.search_tuning import JudgedSet
 
 MIN_QUERIES = 6  # judged queries with a relevant document: at least two held out
 
@@ -31,6 +37,47 @@ def held_out(query: str) -> bool:
     return hashlib.blake2b(query.encode(), digest_size=8).digest()[0] % 3 == 0
 
 
+def split(qrels: dict[str, dict[str, int]]) -> tuple[list[str], list[str]]:
+    """The queries that choose and those held out to decide (two thirds and a third, by hash; by order if the hash
+    put every query on one side)."""
+    if len(qrels) < MIN_QUERIES:
+        raise ValueError(f"{len(qrels)} judged queries with a relevant document; tuning needs {MIN_QUERIES}")
+    tuning, deciding = [q for q in qrels if not held_out(q)], [q for q in qrels if held_out(q)]
+    if not tuning or not deciding:
+        tuning, deciding = list(qrels)[: len(qrels) * 2 // 3], list(qrels)[len(qrels) * 2 // 3 :]
+    return tuning, deciding
+
+
+def tune_space(artifact: CorrectionArtifact, doc_ids: list[str], docs: np.ndarray, queries: dict[str, np.ndarray],
+               qrels: dict[str, dict[str, int]]) -> tuple[CorrectionArtifact | None, dict]:  # fmt: skip
+    """The served correction with the search space the tuning queries choose (exact search over the stored raw
+    vectors `docs`, `queries` raw too), when it differs from the served one and the held-out queries find it no
+    worse (NDCG@10); else None. And the record of both spaces' held-out figures."""
+    tuning, deciding = split(qrels)
+
+    def judged(names: list[str]) -> JudgedSet:
+        corpus = JudgedCorpus(doc_ids, [""] * len(doc_ids), names, names, {q: qrels[q] for q in names})
+        return JudgedSet(
+            "judgments over HTTP", corpus, docs, np.stack([queries[q] for q in names]), Judgments.of(corpus)
+        )
+
+    def held_out_ndcg(candidate: CorrectionArtifact) -> float:
+        space, part = Correction(candidate).search, judged(deciding)
+        top = exact_top(project(part.queries, space), project(part.docs, space))
+        return round(100 * float(part.judgments.per_query(top)["ndcg_at_10"].mean()), 2)
+
+    chosen = with_search_space(artifact, docs, [judged(tuning)])
+    keys = ("shared_with_similarity", "method", "params", "dim")
+    described = {k: chosen.extra["search"].get(k) for k in keys}
+    served = {k: artifact.extra.get("search", {}).get(k) for k in keys}
+    figures = {"chosen": held_out_ndcg(chosen), "served": held_out_ndcg(artifact)}
+    kept = described != served and figures["chosen"] >= figures["served"]
+    record = {"chosen": described, "served": served, "held_out_ndcg_at_10": figures, "published": kept,
+              "reason": "the served space" if described == served else "no worse than the served space on the "
+              "held-out queries" if kept else "below the served space on the held-out queries"}  # fmt: skip
+    return (chosen if kept else None), record
+
+
 def judged_part(qrels: dict[str, dict[str, int]], lists: dict[str, Candidates], queries: list[str]):
     """A judged corpus of `queries` over the documents their lists and judgments name, with their lists."""
     docs = sorted({d for q in queries for d in qrels[q]} | {d for q in queries for d, _ in lists[q].dense}
@@ -42,13 +89,8 @@ def judged_part(qrels: dict[str, dict[str, int]], lists: dict[str, Candidates], 
 def tune(search, qrels: dict[str, dict[str, int]], default: Ranking) -> dict:
     """Choose on the tuning part, decide on the held-out part; `search(query) -> Candidates`. The record says what
     was chosen, its figures, and whether it is published."""
-    if len(qrels) < MIN_QUERIES:
-        raise ValueError(f"{len(qrels)} judged queries with a relevant document; tuning needs {MIN_QUERIES}")
+    tuning, deciding = split(qrels)
     lists = {q: search(q) for q in qrels}
-    tuning = [q for q in qrels if not held_out(q)]
-    deciding = [q for q in qrels if held_out(q)]
-    if not tuning or not deciding:  # a handful of queries all on one side of the hash
-        tuning, deciding = list(qrels)[: len(qrels) * 2 // 3], list(qrels)[len(qrels) * 2 // 3 :]
     chosen, record = choose_ranking([judged_part(qrels, lists, tuning)], f"{len(tuning)} judged queries over HTTP")
     part = [judged_part(qrels, lists, deciding)]
     mine, theirs = scored(chosen, part), scored(default, part)

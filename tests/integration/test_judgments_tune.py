@@ -8,8 +8,13 @@ import time
 
 import httpx
 
+from app.backbones import build_backbone
 from app.benchmarks.http import free_port
+from app.core.config import Settings
+from app.correction.registry import write_artifact_file
+from app.offline.fit import fit_artifact
 from app.store.embedded import EmbeddedRedis
+from tests.api.conftest import CORPUS
 from tests.conftest import server_env, start_server, stop_server
 
 WORDS = "river stone cloud paper window garden silver engine market letter autumn bridge".split()
@@ -39,10 +44,13 @@ def wait_for(client: httpx.Client, path: str, done, timeout: float = 120.0) -> d
     raise AssertionError(f"{path}: {body}")
 
 
-def test_judgments_tune_the_ranking_and_a_second_server_follows(tmp_path):
+def test_judgments_tune_the_search_space_and_the_ranking_and_a_second_server_follows(tmp_path):
     docs, asked = corpus(random.Random(3))
     ports = [free_port(), free_port()]
-    extra = {"CE_BACKBONE": "hashing", "CE_FOLLOW_INTERVAL": "0.2", "CE_MAX_TEXTS": "100"}
+    models = tmp_path / "models"  # a correction for the weight-free backbone, so the search space has a family
+    backbone = build_backbone(Settings(backbone="hashing"))
+    write_artifact_file(fit_artifact(backbone, CORPUS, "whitening", {"alpha": 0.5}, progress=False), models / "h.npz")
+    extra = {"CE_BACKBONE": "hashing", "CE_FOLLOW_INTERVAL": "0.2", "CE_MAX_TEXTS": "100", "CE_MODELS_DIR": str(models)}
     first = start_server(server_env(tmp_path / "a", ports[0], **extra), f"http://127.0.0.1:{ports[0]}")
     redis_url = EmbeddedRedis(tmp_path / "a" / "data" / "redis").url
     second = start_server(server_env(tmp_path / "b", ports[1], CE_REDIS_URL=redis_url, **extra),
@@ -63,6 +71,11 @@ def test_judgments_tune_the_ranking_and_a_second_server_follows(tmp_path):
         held = done["held_out"]
         assert held["chosen"]["ndcg_at_10"] >= held["default"]["ndcg_at_10"] and done["queries"]["held_out"] >= 2
         chosen = done["ranking"]
+        space = done["search_space"]
+        assert set(space["held_out_ndcg_at_10"]) == {"chosen", "served"} and space["served"]["method"] == "whitening"
+        chosen_ndcg, served_ndcg = space["held_out_ndcg_at_10"]["chosen"], space["held_out_ndcg_at_10"]["served"]
+        assert space["published"] == (space["chosen"] != space["served"] and chosen_ndcg >= served_ndcg)
+        print(f"\nspace {space}")
         print(f"\nchosen {chosen['mode']}/{chosen['fusion']}/{chosen['lexical_weight']}, held out {held}")
         found = wait_for(b, f"/search?q={asked[0][0]}", lambda r: r["ranking"]["chosen_by"].startswith("judgments"),
                          timeout=10)  # fmt: skip
