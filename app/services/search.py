@@ -137,16 +137,12 @@ class SearchService(CollectionService):
             dense, best, missing = self._sharded(index, vector, depth, where)
             hybrid = ranking.mode == "hybrid"
             lexical = self.candidates(index, query, vector, "lexical", depth, allowed)[0] if hybrid else Candidates()
-            found = Candidates(
-                dense, lexical.lexical, coverage=lexical.coverage
-            )  # no scale of cosines: shards hold them
+            found = Candidates(dense, lexical.lexical, coverage=lexical.coverage)  # shards hold the cosines' scale
         else:
             found, best = self.candidates(index, query, vector, ranking.mode, depth, allowed, self._served.builder)
         ranked = fuse(found, ranking)
-        hits = self._hits(
-            index, vector[0], ranked, dict(found.dense), best, dict(found.lexical), wanted, score_threshold
-        )
-        hits = hits[offset:]
+        cosines, bm25 = dict(found.dense), dict(found.lexical)
+        hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, score_threshold)[offset:]
         described = ranking.describe()
         if explain:
             told = explanations(found, ranking, [h.id for h in hits])
