@@ -116,12 +116,16 @@ class Settings(BaseSettings):
         "correction's judgments chose (fit --tune-qrels), else hybrid (the documented rule).",
     )
     fusion: Fusion | None = Field(
-        None, description="Hybrid fusion: calibrated, convex (min-max scaled scores) or rrf; unset = the tuned or "
-        "chosen one, else calibrated (the rule's)."
+        None,
+        description="Hybrid fusion: calibrated, convex (min-max scaled scores) or rrf; unset = the tuned or "
+        "chosen one, else calibrated (the rule's).",
     )
     lexical_weight: float | None = Field(
-        None, ge=0, le=1, description="Hybrid: the lexical list's weight in the fusion; unset = the tuned or chosen "
-        "one, else the fusion's own (calibrated 0.7, convex and rrf 0.4)."
+        None,
+        ge=0,
+        le=1,
+        description="Hybrid: the lexical list's weight in the fusion; unset = the tuned or chosen "
+        "one, else the fusion's own (calibrated 0.7, convex and rrf 0.4).",
     )
     lexical_language: LexicalLanguage = Field(
         "english", description="Stemmer and stop words of the lexical index (tantivy's Snowball languages, or none)."
