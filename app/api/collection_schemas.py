@@ -52,6 +52,8 @@ class CollectionIn(Strict):
     search_mode: SearchMode | None = Field(None, description="How /search ranks by default; default CE_SEARCH_MODE.")
     fusion: Fusion | None = Field(None, description="Hybrid fusion; default CE_FUSION.")
     lexical_weight: float | None = Field(None, ge=0, le=1, description="Hybrid: the lexical list's weight.")
+    feedback_docs: StrictInt | None = Field(None, ge=0, le=20, description="Feedback: first results; 0 = off.")
+    feedback_weight: float | None = Field(None, gt=0, le=10, description="Feedback: how far toward them.")
     lexical_language: LexicalLanguage | None = Field(None, description="Lexical stemmer and stop words.")
     lexical_stopwords: StrictBool | None = Field(None, description="Drop the language's stop words.")
     index_probe: StrictInt | None = Field(None, ge=1, le=65_536, description="nprobe / efSearch; default calibrated.")
@@ -80,6 +82,8 @@ class CollectionOut(BaseModel):
     search_mode: SearchMode | None = Field(None, description="Its default ranking, if set at creation.")
     fusion: Fusion | None = None
     lexical_weight: float | None = None
+    feedback_docs: int | None = None
+    feedback_weight: float | None = None
     lexical_language: str | None = None
     lexical_stopwords: bool | None = None
     index_probe: int | None = None

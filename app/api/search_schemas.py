@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StrictBool, StrictInt, model_validator
 
@@ -10,7 +10,7 @@ from app.api.openapi import served
 from app.api.schemas import MAX_FILTER_KEYS, Strict, Text
 from app.core.names import Fusion, SearchMode
 from app.index.filters import Scalar
-from app.index.fusion import MAX_CANDIDATES, MAX_RRF_K
+from app.index.fusion import MAX_CANDIDATES, MAX_FEEDBACK_DOCS, MAX_FEEDBACK_WEIGHT, MAX_RRF_K
 
 Weight = Annotated[float, Field(strict=True, ge=0, le=1)]  # a number, not a boolean
 RrfK = Annotated[StrictInt, Field(ge=1, le=MAX_RRF_K)]
@@ -26,7 +26,17 @@ DESCRIBE = {
     "candidates": f"How deep each list is read before fusing (1 to {MAX_CANDIDATES}); default 300.",
     "offset": f"Skip this many results: page n (from 0) of size k is offset n*k; offset + k at most {MAX_CANDIDATES}.",
     "explain": "Add to each hit its rank and score in each list and what the fused score took from each.",
+    "feedback": 'Pseudo-relevance feedback: {"docs": m, "weight": beta} moves the query vector toward the first m '
+    "results' best passages (Rocchio) and searches the dense index again; false turns it off; default: the "
+    "collection's.",
 }
+
+
+class FeedbackIn(Strict):
+    docs: Annotated[StrictInt, Field(ge=1, le=MAX_FEEDBACK_DOCS)] = Field(description="First results moved toward.")
+    weight: Annotated[float, Field(strict=True, gt=0, le=MAX_FEEDBACK_WEIGHT)] = Field(
+        1.0, description="How far toward their mean vector."
+    )
 
 
 class SearchRequest(Strict):
@@ -48,6 +58,7 @@ class SearchRequest(Strict):
     candidates: Depth | None = Field(None, description=DESCRIBE["candidates"])
     offset: Offset = Field(0, description=DESCRIBE["offset"])
     explain: StrictBool = Field(False, description=DESCRIBE["explain"])
+    feedback: FeedbackIn | Literal[False] | None = Field(None, description=DESCRIBE["feedback"])
 
     @model_validator(mode="after")
     def _within_depth(self) -> SearchRequest:
@@ -57,7 +68,12 @@ class SearchRequest(Strict):
 
     def asked(self) -> dict:
         """How the request asks to rank (None: as the collection does)."""
-        return self.model_dump(mode="json", include={"mode", "fusion", "lexical_weight", "rrf_k", "candidates"})
+        asked = self.model_dump(mode="json", include={"mode", "fusion", "lexical_weight", "rrf_k", "candidates"})
+        if self.feedback is False:
+            asked["feedback_docs"] = 0
+        elif self.feedback is not None:
+            asked |= {"feedback_docs": self.feedback.docs, "feedback_weight": self.feedback.weight}
+        return asked
 
 
 class PassageOut(BaseModel):
@@ -111,6 +127,9 @@ class RankingOut(BaseModel):
     chosen_by: str = Field(description="request, settings, the judgments it was tuned on, or the documented rule.")
     rrf_k: int | None = Field(None, description="rrf: its rank constant.")
     candidates: int = Field(description="How deep each list was read before fusing.")
+    feedback: dict[str, Any] | None = Field(
+        None, description="Feedback when on: docs, weight, and (after a search) `from`, the documents moved toward."
+    )
     confidence: Confidence | None = Field(None, description="Hybrid, asked with `explain`: what calibrated weighs by.")
 
 

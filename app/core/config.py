@@ -127,6 +127,16 @@ class Settings(BaseSettings):
         description="Hybrid: the lexical list's weight in the fusion; unset = the tuned or chosen "
         "one, else the fusion's own (calibrated 0.7, convex and rrf 0.4).",
     )
+    feedback_docs: int | None = Field(
+        None,
+        ge=0,
+        le=20,
+        description="Pseudo-relevance feedback: the query vector moves toward this many first "
+        "results and the dense index is searched again; 0 = off; unset = the tuned or chosen, else off.",
+    )
+    feedback_weight: float | None = Field(
+        None, gt=0, le=10, description="Feedback: how far toward the first results' mean vector; unset = 1.0."
+    )
     lexical_language: LexicalLanguage = Field(
         "english", description="Stemmer and stop words of the lexical index (tantivy's Snowball languages, or none)."
     )

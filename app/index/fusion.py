@@ -16,6 +16,7 @@ FUSIONS = tuple(Fusion)
 RRF_K = 60  # the usual constant of reciprocal-rank fusion (Cormack et al. 2009)
 CANDIDATES = 300  # each list's depth before fusing: deep lists keep Recall@100 (measured on the dev collections)
 MAX_CANDIDATES, MAX_RRF_K = 2000, 10_000  # what a request may ask
+MAX_FEEDBACK_DOCS, MAX_FEEDBACK_WEIGHT = 20, 10.0
 PASSAGE_MARK = "\x1f"  # passage n > 0 of a document is indexed as f"{doc_id}\x1f{n}"; passage 0 as the id itself
 
 Hits = Sequence[tuple[str, float]]
@@ -45,6 +46,8 @@ class Ranking:
     chosen_by: str = DEFAULT_RULE
     rrf_k: int = RRF_K
     candidates: int = CANDIDATES  # each list's depth before fusing
+    feedback_docs: int = 0  # pseudo-relevance feedback: the query moves toward this many first results (0: off)
+    feedback_weight: float = 1.0  # ... by this much of their mean vector
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -59,6 +62,10 @@ class Ranking:
             raise ValueError(f"rrf_k must be within [1, {MAX_RRF_K}], got {self.rrf_k}")
         if not 1 <= self.candidates <= MAX_CANDIDATES:
             raise ValueError(f"candidates must be within [1, {MAX_CANDIDATES}], got {self.candidates}")
+        if not 0 <= self.feedback_docs <= MAX_FEEDBACK_DOCS:
+            raise ValueError(f"feedback docs must be within [0, {MAX_FEEDBACK_DOCS}], got {self.feedback_docs}")
+        if not 0 < self.feedback_weight <= MAX_FEEDBACK_WEIGHT:
+            raise ValueError(f"feedback weight must be within (0, {MAX_FEEDBACK_WEIGHT}], got {self.feedback_weight}")
 
     @classmethod
     def from_record(cls, record: dict) -> Ranking:
@@ -70,7 +77,14 @@ class Ranking:
         return {"mode": self.mode, "fusion": self.fusion if fused else None,
                 "lexical_weight": self.lexical_weight if fused else None, "chosen_by": self.chosen_by,
                 "rrf_k": self.rrf_k if fused and self.fusion == "rrf" else None,
-                "candidates": self.candidates}  # fmt: skip
+                "candidates": self.candidates, "feedback": self.feedback}  # fmt: skip
+
+    @property
+    def feedback(self) -> dict | None:
+        """Pseudo-relevance feedback as a request states it; None when off (or in lexical mode: no query vector)."""
+        if not self.feedback_docs or self.mode == "lexical":
+            return None
+        return {"docs": self.feedback_docs, "weight": self.feedback_weight}
 
 
 def passage_key(doc_id: str, n: int) -> str:

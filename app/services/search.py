@@ -15,8 +15,9 @@ from starlette.concurrency import run_in_threadpool
 from app.core.config import Settings
 from app.core.errors import InvalidInput, NotReady
 from app.index.dense_scale import measure as measure_scale
+from app.index.feedback import rocchio
 from app.index.filters import FilterError
-from app.index.fusion import Candidates, Ranking, best_passages, explanations, fuse
+from app.index.fusion import Candidates, Ranking, best_passages, explanations, fuse, passage_key
 from app.index.live import ServedIndex
 from app.index.passages import stored_spans
 from app.index.search_index import SearchIndex
@@ -41,7 +42,7 @@ class SearchHit(Document):
     explanation: dict | None = None  # asked with `explain`: each list's rank and score, what the fused score took
 
 
-ASKED = ("mode", "fusion", "lexical_weight", "rrf_k", "candidates")  # what a request may set of its ranking
+ASKED = ("mode", "fusion", "lexical_weight", "rrf_k", "candidates", "feedback_docs", "feedback_weight")
 
 
 def ranking_for(settings: Settings, index: SearchIndex, published: dict | None = None, **asked) -> Ranking:
@@ -50,7 +51,13 @@ def ranking_for(settings: Settings, index: SearchIndex, published: dict | None =
     documented rule. A fusion named without a weight takes its own default weight."""
     tuned = index.correction.artifact.extra.get("search", {}).get(RANKING) if index.correction else None
     ranking = Ranking.from_record(tuned) if tuned else Ranking()
-    configured = {"mode": settings.search_mode, "fusion": settings.fusion, "lexical_weight": settings.lexical_weight}
+    configured = {
+        "mode": settings.search_mode,
+        "fusion": settings.fusion,
+        "lexical_weight": settings.lexical_weight,
+        "feedback_docs": settings.feedback_docs,
+        "feedback_weight": settings.feedback_weight,
+    }
     if published is not None:
         ranking = Ranking.from_record(published)
     for chosen_by, overrides in (("settings", configured if published is None else {}), ("request", asked)):
@@ -141,15 +148,29 @@ class SearchService(CollectionService):
         else:
             found, best = self.candidates(index, query, vector, ranking.mode, depth, allowed, self._served.builder)
         ranked = fuse(found, ranking)
-        cosines, bm25 = dict(found.dense), dict(found.lexical)
-        hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, score_threshold)[offset:]
+        cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
         described = ranking.describe()
+        if ranking.feedback and self.shards is None:
+            found, described["feedback"]["from"] = self._fed_back(index, vector, ranked, found, best, ranking, depth,
+                                                                  allowed)  # fmt: skip
+            ranked = fuse(found, ranking)
+        hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, score_threshold)[offset:]
         if explain:
             told = explanations(found, ranking, [h.id for h in hits])
             hits = [replace(h, explanation=told[h.id]) for h in hits]
             if ranking.mode == "hybrid":
                 described["confidence"] = {"dense": found.dense_confidence, "lexical": found.lexical_confidence}
         return hits, {**index.describe_search(), "ranking": described, "missing_shards": missing}
+
+    def _fed_back(self, index, vector, ranked, found: Candidates, best, ranking: Ranking, depth: int, allowed):
+        """The dense list searched again with the query moved toward the first results' best passages (Rocchio),
+        and which documents those were; the lexical list and the dense confidence stay the query's own."""
+        top = [doc_id for doc_id, _ in ranked[: ranking.feedback_docs]]
+        stored = self._served.builder.exact_vectors(index.correction, index.dense.dim)
+        rows = stored([passage_key(doc_id, best.get(doc_id, 0)) for doc_id in top])
+        moved = rocchio(vector[0], rows[~np.isnan(rows).any(axis=1)], ranking.feedback_weight)
+        dense, _ = dense_hits(index, moved[None, :], depth, allowed, stored if index.dense.lossy else None)
+        return replace(found, dense=dense), top
 
     def _sharded(self, index: SearchIndex, vector: np.ndarray, depth: int, where: dict | None):
         """The dense list from every shard, and those that did not answer; 503 when none did."""

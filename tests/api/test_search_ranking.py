@@ -22,7 +22,7 @@ def test_a_request_sets_the_fusion_its_weight_rrf_k_and_the_depth(filled):
         assert answer.status_code == 200, answer.text
         ranking = answer.json()["ranking"]
         assert ranking == {"mode": "hybrid", "fusion": "rrf", "lexical_weight": 0.25, "chosen_by": "request",
-                           "rrf_k": 5, "candidates": 12, "confidence": None}  # fmt: skip
+                           "rrf_k": 5, "candidates": 12, "confidence": None, "feedback": None}  # fmt: skip
     convex = filled.get("/search", params={"q": "herons", "fusion": "convex"}).json()["ranking"]
     assert (convex["fusion"], convex["lexical_weight"]) == ("convex", 0.4)  # a fusion named alone: its own weight
 
@@ -73,3 +73,36 @@ def test_an_invalid_ranking_value_is_a_422_naming_it(filled, bad, named):
     if named != "explain" and not isinstance(next(iter(bad.values())), bool):  # a query string has no booleans
         g = filled.get("/search", params={"q": "park", **bad})
         assert g.status_code == 422 and named.split()[0] in g.text, g.text
+
+
+def test_feedback_moves_the_query_toward_the_first_results_and_names_them(filled):
+    plain = filled.post("/search", json={"q": "herons in the park", "k": 5}).json()
+    assert plain["ranking"]["feedback"] is None
+    fed = filled.post("/search", json={"q": "herons in the park", "k": 5, "feedback": {"docs": 2}}).json()
+    assert fed["ranking"]["feedback"] == {"docs": 2, "weight": 1.0, "from": [h["id"] for h in plain["results"][:2]]}
+    assert fed["ranking"]["chosen_by"] == "request"
+    got = filled.get("/search", params={"q": "herons in the park", "feedback": '{"docs": 2, "weight": 0.5}'}).json()
+    assert got["ranking"]["feedback"]["weight"] == 0.5
+    dense = filled.post("/search", json={"q": "herons", "mode": "dense", "feedback": {"docs": 1}}).json()
+    assert dense["ranking"]["feedback"]["from"] == [plain_dense_first(filled)]
+    lexical = filled.post("/search", json={"q": "herons", "mode": "lexical", "feedback": {"docs": 1}}).json()
+    assert lexical["ranking"]["feedback"] is None  # no query vector to move
+
+
+def plain_dense_first(client) -> str:
+    return client.post("/search", json={"q": "herons", "mode": "dense", "k": 1}).json()["results"][0]["id"]
+
+
+def test_a_collection_with_feedback_on_and_a_request_turning_it_off(client):
+    assert (
+        client.post("/collections", json={"name": "fed", "feedback_docs": 3, "feedback_weight": 0.5}).status_code == 201
+    )
+    assert client.post("/collections/fed/documents", json={"documents": DOCS[:8]}).status_code == 201
+    on = client.get("/collections/fed/search", params={"q": "herons"}).json()["ranking"]
+    assert (on["feedback"]["docs"], on["feedback"]["weight"], on["chosen_by"]) == (3, 0.5, "settings")
+    off = client.post("/collections/fed/search", json={"q": "herons", "feedback": False}).json()["ranking"]
+    assert off["feedback"] is None
+    for bad in ({"docs": 0}, {"docs": 3, "weight": 0}, {"weight": 1.0}, True):
+        r = client.post("/collections/fed/search", json={"q": "herons", "feedback": bad})
+        assert r.status_code == 422 and "feedback" in r.text, r.text
+    assert client.get("/search", params={"q": "x", "feedback": "{docs"}).status_code == 422

@@ -21,6 +21,9 @@ router = APIRouter(route_class=BoundedBodyRoute)
 FILTER_SCHEMA = next(
     b for b in SearchRequest.model_json_schema()["properties"]["filter"]["anyOf"] if b["type"] != "null"
 )
+FEEDBACK_SCHEMA = {"oneOf": [{"type": "boolean", "const": False}, {"type": "object", "properties": {
+    "docs": {"type": "integer", "minimum": 1}, "weight": {"type": "number", "exclusiveMinimum": 0}},
+    "required": ["docs"]}]}  # fmt: skip
 
 
 async def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
@@ -83,12 +86,18 @@ async def search(
     candidates: Annotated[int | None, Query(description=DESCRIBE["candidates"])] = None,
     offset: Annotated[int, Query(description=DESCRIBE["offset"])] = 0,
     explain: Annotated[bool, Query(description=DESCRIBE["explain"])] = False,
+    feedback: Annotated[
+        str | None,
+        Query(
+            description=DESCRIBE["feedback"] + " As JSON in the URL.", json_schema_extra=json_parameter(FEEDBACK_SCHEMA)
+        ),
+    ] = None,  # fmt: skip
 ) -> SearchResponse:
     try:
         body = SearchRequest(
             q=q, k=k, filter=json.loads(filter) if filter is not None else None, score_threshold=score_threshold,
             mode=mode, fusion=fusion, lexical_weight=lexical_weight, rrf_k=rrf_k, candidates=candidates,
-            offset=offset, explain=explain,
+            offset=offset, explain=explain, feedback=json.loads(feedback) if feedback is not None else None,
         )  # fmt: skip
     except (json.JSONDecodeError, ValidationError) as exc:
         raise InvalidInput(f"invalid search parameters: {_first_error(exc)}") from None
@@ -105,4 +114,4 @@ def _first_error(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         err = exc.errors()[0]
         return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-    return f"filter is not JSON ({exc})"
+    return f"filter or feedback is not JSON ({exc})"

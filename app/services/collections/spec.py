@@ -35,6 +35,8 @@ class CollectionSpec:
     search_mode: str | None = None  # how /search ranks by default; None: the correction's choice, else the rule
     fusion: str | None = None
     lexical_weight: float | None = None
+    feedback_docs: int | None = None
+    feedback_weight: float | None = None
     lexical_language: str | None = None  # the lexical index's stemmer and stop words
     lexical_stopwords: bool | None = None
     index_probe: int | None = None  # nprobe / efSearch over the calibrated one
@@ -104,4 +106,4 @@ class CollectionFollower:
 
 
 SEARCH_SETTINGS = ("search_mode", "fusion", "lexical_weight", "lexical_language", "lexical_stopwords", "index_probe",
-                   "index_rerank")  # fmt: skip
+                   "index_rerank", "feedback_docs", "feedback_weight")  # fmt: skip
