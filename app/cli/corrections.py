@@ -231,6 +231,10 @@ def eval_search(
             "dense, lexical, hybrid, or served (the mode /search uses when a request names none); raw_* is dense."
         ),
     ] = None,
+    feedback_docs: Annotated[
+        int | None, typer.Option(min=0, max=20, help="--mode: pseudo-relevance feedback's first results (0: off).")
+    ] = None,
+    feedback_weight: Annotated[float | None, typer.Option(min=0.01, max=10, help="--mode: feedback's weight.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """NDCG@10, Recall@100 and MRR@10 of search, raw and corrected, exact and on the served index kind (x100,
@@ -246,6 +250,8 @@ def eval_search(
         raise fail(f"--space is search or similarity, got {space!r}", EXIT_BAD_INPUT)
     settings = settings_for(pooling)
     if mode is not None:
+        asked = {"feedback_docs": feedback_docs, "feedback_weight": feedback_weight}
+        settings = settings.model_copy(update={k: v for k, v in asked.items() if v is not None})
         return _eval_served(settings, data, mode, correction, as_json)
     backbone = offline_backbone(settings)
     (judged,) = judged_sets(backbone, [data], settings)
