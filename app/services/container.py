@@ -141,6 +141,7 @@ class Services:
             "correction": index.correction.artifact.metadata() if index.correction else None,
             "dim": self.dim,
             "search_space": index.describe_search(),
+            "ranking": self.search.served_ranking(index).describe() if self.search else None,
             "backbones_loaded": [f"{b}/{p}" + (f" ({Path(m).name})" if m else "") for b, p, m in self.engines.loaded()],
             "engine": self.engine.stats(),
             "index": {**self.served.status(), "shards": self.shards.status() if self.shards else None},

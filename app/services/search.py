@@ -93,6 +93,10 @@ class SearchService(CollectionService):
             self._tuned = (time.monotonic(), ranking)
         return ranking
 
+    def served_ranking(self, index: SearchIndex) -> Ranking:
+        """How a request that names no ranking is ranked now: what /info and the page show."""
+        return ranking_for(self.settings, index, self.tuned_ranking())
+
     def _check(self, query: str, k: int, score_threshold: float | None) -> None:
         if not 1 <= k <= self.settings.max_k:
             raise InvalidInput(f"k must be within [1, {self.settings.max_k}], got {k}")

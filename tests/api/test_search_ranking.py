@@ -78,6 +78,8 @@ def test_an_invalid_ranking_value_is_a_422_naming_it(filled, bad, named):
 def test_feedback_moves_the_query_toward_the_first_results_and_names_them(filled):
     plain = filled.post("/search", json={"q": "herons in the park", "k": 5}).json()
     assert plain["ranking"]["feedback"] is None
+    served = filled.get("/info").json()["ranking"]
+    assert (served["fusion"], served["lexical_weight"], served["feedback"]) == ("calibrated", 0.7, None)
     fed = filled.post("/search", json={"q": "herons in the park", "k": 5, "feedback": {"docs": 2}}).json()
     assert fed["ranking"]["feedback"] == {"docs": 2, "weight": 1.0, "from": [h["id"] for h in plain["results"][:2]]}
     assert fed["ranking"]["chosen_by"] == "request"
