@@ -1,5 +1,6 @@
-"""`bench-search --hybrid-docs N`: one short query at a time through the search service, dense, lexical and hybrid,
-on N documents in a Redis of its own (texts made of STS-B sentences, vectors shaped like the backbone's)."""
+"""`bench-search --hybrid-docs N`: one short query at a time through the search service, dense, lexical, hybrid and
+hybrid with pseudo-relevance feedback (3 documents, weight 1), on N documents in a Redis of its own (texts made of
+STS-B sentences, vectors shaped like the backbone's)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from app.offline.served_search import served_services
 from app.store.documents import DocumentRecord
 
 WRITE_BATCH = 5000
-MODES = ("dense", "lexical", "hybrid")
+MODES = ("dense", "lexical", "hybrid", "hybrid_feedback")
+ASKED = {"dense": {"mode": "dense"}, "lexical": {"mode": "lexical"}, "hybrid": {"mode": "hybrid"},
+         "hybrid_feedback": {"mode": "hybrid", "feedback_docs": 3, "feedback_weight": 1.0}}  # fmt: skip
 
 
 def synthetic_records(sentences: list[str], raw: np.ndarray, n: int, *, seed: int = 0):
@@ -63,14 +66,15 @@ def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool =
                    "redis_bytes_per_doc": round(redis_per_doc)}  # fmt: skip
         for mode in MODES:
             for q in asked[:20]:  # warm caches
-                services.search.search(q, 10, mode=mode)
+                services.search.search(q, 10, **ASKED[mode])
             seconds = []
             for q in asked:
                 start = time.perf_counter()
-                services.search.search(q, 10, mode=mode)
+                services.search.search(q, 10, **ASKED[mode])
                 seconds.append(time.perf_counter() - start)
             figures[mode] = {"p50_ms": round(percentile(seconds, 50) * 1000, 2),
                              "p99_ms": round(percentile(seconds, 99) * 1000, 2)}  # fmt: skip
+        figures["feedback_p50_ratio"] = round(figures["hybrid_feedback"]["p50_ms"] / figures["hybrid"]["p50_ms"], 2)
         index = services.served.current
         figures["passages"] = len(index.dense)
         figures["lexical_bytes_per_doc"] = round(index.lexical.size_bytes() / max(index.documents, 1), 1)

@@ -180,7 +180,8 @@ def bench_search(
         result["hybrid"] = modes = hybrid.run(settings, STS_DIR, n=hybrid_docs)
         typer.echo(f"search service, {hybrid_docs:,} documents, one short query: " + ", ".join(
             f"{m} p50 {modes[m]['p50_ms']} ms / p99 {modes[m]['p99_ms']} ms" for m in hybrid.MODES
-        ) + f"; lexical index {modes['lexical_bytes_per_doc']:.0f} bytes per document; Redis "
+        ) + f" (feedback: {modes['feedback_p50_ratio']}x hybrid's p50)"
+          f"; lexical index {modes['lexical_bytes_per_doc']:.0f} bytes per document; Redis "
           f"{modes['redis_bytes_per_doc']:,} bytes per document", err=True)  # fmt: skip
     if not as_json:
         from app.benchmarks.search import SearchFigures

@@ -42,7 +42,12 @@ def test_bench_search_prints_every_figure_against_exact_search(tmp_path):
     assert approximate["index"].startswith("IVF") and approximate["recall_at_10"] >= 0.9
     hybrid = result["hybrid"]  # one query at a time through the search service, in each mode
     assert hybrid["n"] == 3000 and hybrid["passages"] == 3000 and hybrid["lexical_bytes_per_doc"] > 0
-    assert all(0 < hybrid[m]["p50_ms"] <= hybrid[m]["p99_ms"] for m in ("dense", "lexical", "hybrid"))
+    assert all(
+        0 < hybrid[m]["p50_ms"] <= hybrid[m]["p99_ms"] for m in ("dense", "lexical", "hybrid", "hybrid_feedback")
+    )
+    assert hybrid["feedback_p50_ratio"] == pytest.approx(
+        hybrid["hybrid_feedback"]["p50_ms"] / hybrid["hybrid"]["p50_ms"], abs=0.01
+    )
     assert hybrid["ranking"]["mode"] == "hybrid"
     assert result["stored_mb"] == pytest.approx(25000 * 64 * 2 / 1e6) and result["resident_mb"] > 0
     codes = ("--index", "IVF64,SQ8", "--queries", "100", "--hybrid-docs", "0", "--json")  # hashing: too alike for PQ
