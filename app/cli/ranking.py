@@ -106,6 +106,7 @@ def _tune_space(services, collection: str, publish: bool) -> dict | None:
 
 def _tune_ranking(services, collection: str, publish: bool) -> dict:
     """The ranking step: chosen on candidate lists the collection's search service makes; published when kept."""
+    from app.index.fusion import fuse
     from app.offline.judged_ranking import tune as tune_on
     from app.services.search import ranking_for
 
@@ -113,9 +114,13 @@ def _tune_ranking(services, collection: str, publish: bool) -> dict:
     index, search = served.served.current, served.search
     default = ranking_for(search.settings, index)
 
-    def candidates(query: str):
+    def candidates(query: str, ranking):
+        """The lists as /search makes them for `ranking`: its dense list searched again when it asks for feedback."""
         vector = served.embedding.in_space([query], index.search_correction)
-        return search.candidates(index, query, vector, "hybrid", default.candidates, None, served.served.builder)[0]
+        found, best = search.candidates(index, query, vector, "hybrid", default.candidates, None, served.served.builder)
+        if not ranking.feedback:
+            return found
+        return search.fed_back(index, vector, fuse(found, ranking), found, best, ranking, default.candidates, None)[0]
 
     try:
         record = tune_on(candidates, qrels, default)

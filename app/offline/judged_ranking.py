@@ -18,7 +18,7 @@ from app.index.fusion import CANDIDATES, Candidates, Ranking
 from app.offline.fit import with_search_space
 from app.offline.ranking_tuning import RULE, choose_ranking, scored
 from app.offline.retrieval import JudgedCorpus, Judgments, exact_top
-from app.offline.search_tuning import JudgedSet
+from app.offline.search_tuning import JudgedSet, keeps_every_set
 
 MIN_QUERIES = 6  # judged queries with a relevant document: at least two held out
 
@@ -86,14 +86,47 @@ def judged_part(qrels: dict[str, dict[str, int]], lists: dict[str, Candidates], 
     return corpus, [lists[q] for q in queries]
 
 
+FEEDBACK = ((3, 1.0), (3, 0.5))  # pseudo-relevance feedback's candidates: (first results, weight)
+
+
+def with_feedback(chosen: Ranking, part, tuning: list[str]) -> tuple[Ranking, dict]:
+    """`chosen` with the feedback candidate that keeps every judged set against it and gains most on the tuning
+    queries (the never-worse guard of the rankings), else `chosen` as it is; and what each scored."""
+    base = scored(chosen, [part(chosen, tuning)])
+    best, best_ndcg, tried = chosen, float(base.pooled_ndcg.mean()), {}
+    for docs, weight in FEEDBACK:
+        candidate = replace(chosen, feedback_docs=docs, feedback_weight=weight)
+        got = scored(candidate, [part(candidate, tuning)])
+        ndcg = float(got.pooled_ndcg.mean())
+        tried[f"{docs}x{weight:g}"] = round(100 * ndcg, 2)
+        if keeps_every_set(got, base) and ndcg > best_ndcg:
+            best, best_ndcg = candidate, ndcg
+    return best, {"without": round(100 * float(base.pooled_ndcg.mean()), 2), "with": tried,
+                  "chosen": best.feedback}  # fmt: skip
+
+
 def tune(search, qrels: dict[str, dict[str, int]], default: Ranking) -> dict:
-    """Choose on the tuning part, decide on the held-out part; `search(query) -> Candidates`. The record says what
-    was chosen, its figures, and whether it is published."""
+    """Choose on the tuning part, decide on the held-out part; `search(query, ranking) -> Candidates` (its dense list
+    searched again with the ranking's feedback, if any). The record says what was chosen, its figures, and whether
+    it is published."""
     tuning, deciding = split(qrels)
-    lists = {q: search(q) for q in qrels}
-    chosen, record = choose_ranking([judged_part(qrels, lists, tuning)], f"{len(tuning)} judged queries over HTTP")
-    part = [judged_part(qrels, lists, deciding)]
-    mine, theirs = scored(chosen, part), scored(default, part)
+    cache: dict[tuple, dict[str, Candidates]] = {}
+
+    def lists_for(ranking: Ranking) -> dict[str, Candidates]:
+        key = (ranking.fusion, ranking.lexical_weight, ranking.mode, ranking.feedback_docs, ranking.feedback_weight)
+        key = key if ranking.feedback_docs else ()  # without feedback every ranking fuses the same lists
+        if key not in cache:
+            cache[key] = {q: search(q, ranking) for q in qrels}
+        return cache[key]
+
+    def part(ranking: Ranking, queries: list[str]):
+        return judged_part(qrels, lists_for(ranking), queries)
+
+    plain = Ranking(mode="hybrid", chosen_by="")
+    chosen, record = choose_ranking([part(plain, tuning)], f"{len(tuning)} judged queries over HTTP")
+    if chosen.mode != "lexical":
+        chosen, record["feedback"] = with_feedback(chosen, part, tuning)
+    mine, theirs = scored(chosen, [part(chosen, deciding)]), scored(default, [part(default, deciding)])
     figures = {name: {"ndcg_at_10": round(100 * float(np.mean(c.ndcg[0])), 2),
                       "recall_at_100": round(100 * float(np.mean(c.recall[0])), 2)}
                for name, c in (("chosen", mine), ("default", theirs))}  # fmt: skip

@@ -155,7 +155,7 @@ class SearchService(CollectionService):
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
         described = ranking.describe()
         if ranking.feedback and self.shards is None:
-            found, described["feedback"]["from"] = self._fed_back(index, vector, ranked, found, best, ranking, depth,
+            found, described["feedback"]["from"] = self.fed_back(index, vector, ranked, found, best, ranking, depth,
                                                                   allowed)  # fmt: skip
             ranked = fuse(found, ranking)
         hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, score_threshold)[offset:]
@@ -166,7 +166,7 @@ class SearchService(CollectionService):
                 described["confidence"] = {"dense": found.dense_confidence, "lexical": found.lexical_confidence}
         return hits, {**index.describe_search(), "ranking": described, "missing_shards": missing}
 
-    def _fed_back(self, index, vector, ranked, found: Candidates, best, ranking: Ranking, depth: int, allowed):
+    def fed_back(self, index, vector, ranked, found: Candidates, best, ranking: Ranking, depth: int, allowed):
         """The dense list searched again with the query moved toward the first results' best passages (Rocchio),
         and which documents those were; the lexical list and the dense confidence stay the query's own."""
         top = [doc_id for doc_id, _ in ranked[: ranking.feedback_docs]]
