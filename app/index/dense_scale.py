@@ -22,18 +22,18 @@ class DenseScale:
 
     low: float  # median cosine of a document's CANDIDATES-th nearest other document
     high: float  # median cosine of its nearest other document
-    documents: int  # the index's size when measured
+    vectors: int  # the index's size (passages) when measured: read in O(1) on every search
 
     def confidence(self, best: float) -> float:
         """0 when a query's best cosine is no higher than unrelated documents', 1 at near-duplicates' and above."""
         spread = self.high - self.low
         return float(np.clip((best - self.low) / spread, 0.0, 1.0)) if spread > 1e-6 else 1.0
 
-    def stale(self, documents: int) -> bool:
-        return abs(documents - self.documents) > STALE_AFTER * max(self.documents, 1)
+    def stale(self, vectors: int) -> bool:
+        return abs(vectors - self.vectors) > STALE_AFTER * max(self.vectors, 1)
 
     def describe(self) -> dict:
-        return {"low": round(self.low, 4), "high": round(self.high, 4), "documents": self.documents}
+        return {"low": round(self.low, 4), "high": round(self.high, 4), "vectors": self.vectors}
 
 
 def sample_keys(keys: list[str], n: int = SAMPLE) -> list[str]:
@@ -42,7 +42,7 @@ def sample_keys(keys: list[str], n: int = SAMPLE) -> list[str]:
     return firsts[:: max(1, len(firsts) // n)][:n]
 
 
-def measure(dense, documents: int, stored: ExactVectors) -> DenseScale | None:
+def measure(dense, stored: ExactVectors) -> DenseScale | None:
     """The scale of a dense index (a VectorIndex), its sampled documents' vectors read from the store (`stored`); None
     below two documents."""
     sample = sample_keys(dense.keys())
@@ -59,4 +59,4 @@ def measure(dense, documents: int, stored: ExactVectors) -> DenseScale | None:
             lows.append(others[-1])
     if not highs:
         return None
-    return DenseScale(float(np.median(lows)), float(np.median(highs)), documents)
+    return DenseScale(float(np.median(lows)), float(np.median(highs)), len(dense))

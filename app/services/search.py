@@ -198,8 +198,8 @@ class SearchService(CollectionService):
             lexical, coverage = index.lexical.search_covered(query, depth, allowed=allowed)
         confidence = 1.0
         if mode == "hybrid" and dense and stored is not None:
-            if index.dense_scale is None or index.dense_scale.stale(index.documents):
-                index.dense_scale = measure_scale(index.dense, index.documents, stored)
+            if index.dense_scale is None or index.dense_scale.stale(len(index.dense)):
+                index.dense_scale = measure_scale(index.dense, stored)
             confidence = index.dense_scale.confidence(dense[0][1]) if index.dense_scale else 1.0
         return Candidates(dense, lexical, confidence, coverage), best
 

@@ -9,7 +9,7 @@ from app.index.fusion import CANDIDATES, passage_key
 
 
 def test_confidence_reads_a_cosine_against_the_range():
-    scale = DenseScale(low=0.3, high=0.7, documents=100)
+    scale = DenseScale(low=0.3, high=0.7, vectors=100)
     assert [scale.confidence(c) for c in (0.1, 0.3, 0.5, 0.7, 0.95)] == pytest.approx([0, 0, 0.5, 1, 1])
     assert DenseScale(0.5, 0.5, 10).confidence(0.1) == 1.0  # no range: no judgement
     assert not scale.stale(120) and scale.stale(126) and scale.stale(74)
@@ -31,11 +31,12 @@ def test_measure_finds_the_nearest_and_the_candidates_th_other_document():
     index = VectorIndex(dim, "Flat")
     index.upsert(keys, vectors)
     row = {k: i for i, k in enumerate(keys)}
-    scale = measure(index, n, lambda ks: vectors[[row[k] for k in ks]])
+    scale = measure(index, lambda ks: vectors[[row[k] for k in ks]])
     cosines = vectors @ vectors.T
     np.fill_diagonal(cosines, -np.inf)
     ordered = -np.sort(-cosines, axis=1)
     sample = [row[k] for k in sample_keys(keys)]
     assert scale.high == pytest.approx(np.median(ordered[sample, 0]), abs=1e-5)
     assert scale.low == pytest.approx(np.median(ordered[sample, CANDIDATES - 1]), abs=1e-5)
-    assert measure(VectorIndex(dim, "Flat"), 0, lambda ks: vectors[:0]) is None
+    assert measure(VectorIndex(dim, "Flat"), lambda ks: vectors[:0]) is None
+    assert scale.vectors == n
