@@ -16,7 +16,7 @@ from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction, project
 from app.index.fusion import CANDIDATES, Candidates, Ranking
 from app.offline.fit import with_search_space
-from app.offline.ranking_tuning import RULE, choose_ranking, scored
+from app.offline.ranking_tuning import FEEDBACK, RULE, choose_ranking, scored
 from app.offline.retrieval import JudgedCorpus, Judgments, exact_top
 from app.offline.search_tuning import JudgedSet, keeps_every_set
 
@@ -84,9 +84,6 @@ def judged_part(qrels: dict[str, dict[str, int]], lists: dict[str, Candidates], 
                   | {d for q in queries for d, _ in lists[q].lexical})  # fmt: skip
     corpus = JudgedCorpus(docs, [""] * len(docs), queries, queries, {q: qrels[q] for q in queries})
     return corpus, [lists[q] for q in queries]
-
-
-FEEDBACK = ((3, 1.0), (3, 0.5))  # pseudo-relevance feedback's candidates: (first results, weight)
 
 
 def with_feedback(chosen: Ranking, part, tuning: list[str]) -> tuple[Ranking, dict]:

@@ -1,5 +1,6 @@
-"""The ranking chosen on relevance judgments (`fit --tune-qrels`): dense alone, lexical alone, and each fusion
-and weight, scored on lists the search service made, kept only under the never-worse guard of the search space."""
+"""The ranking chosen on relevance judgments (`fit --tune-qrels`): dense alone, lexical alone, each fusion and
+weight, and the rule's with pseudo-relevance feedback, scored on lists the search service made, kept only under the
+never-worse guard of the search space."""
 
 from __future__ import annotations
 
@@ -28,27 +29,42 @@ RULE = (
 )
 
 
-def candidates() -> list[Ranking]:
+FEEDBACK = ((3, 1.0), (3, 0.5))  # pseudo-relevance feedback's candidates: (first results, weight)
+
+
+def candidates(feedback: bool = False) -> list[Ranking]:
+    """Dense, lexical, each fusion at each weight; with `feedback`, the rule's ranking with each FEEDBACK too."""
     hybrid = [Ranking("hybrid", fusion, w, "") for fusion in FUSIONS for w in WEIGHTS]
-    return [Ranking("dense", chosen_by=""), Ranking("lexical", chosen_by=""), *hybrid]
+    fed = [replace(Ranking(chosen_by=""), feedback_docs=d, feedback_weight=w) for d, w in FEEDBACK] if feedback else []
+    return [Ranking("dense", chosen_by=""), Ranking("lexical", chosen_by=""), *hybrid, *fed]
 
 
-def candidate_lists(services, texts: list[str]) -> list[Candidates]:
-    """Each query's dense and lexical candidate lists, made by the search service as /search makes them."""
-    index = services.served.current
-    lists = []
+def feedback_key(ranking: Ranking) -> tuple:
+    return (ranking.feedback_docs, ranking.feedback_weight) if ranking.feedback else ()
+
+
+def candidate_lists(services, texts: list[str]) -> dict[tuple, list[Candidates]]:
+    """Each query's dense and lexical candidate lists, made by the search service as /search makes them (key ());
+    and for each FEEDBACK, the same with the dense list searched again after the rule's ranking (key (docs, w))."""
+    index, search, builder = services.served.current, services.search, services.served.builder
+    lists: dict[tuple, list[Candidates]] = {(): [], **{fb: [] for fb in FEEDBACK}}
     for text in tqdm(texts, desc="candidate lists", leave=False):
         vector = services.embedding.in_space([text], index.search_correction)
-        lists.append(
-            services.search.candidates(index, text, vector, "hybrid", CANDIDATES, None, services.served.builder)[0]
-        )
+        found, best = search.candidates(index, text, vector, "hybrid", CANDIDATES, None, builder)
+        lists[()].append(found)
+        for docs, weight in FEEDBACK:
+            fed = replace(Ranking(), feedback_docs=docs, feedback_weight=weight)
+            lists[(docs, weight)].append(search.fed_back(index, vector, fuse(found, fed), found, best, fed,
+                                                         CANDIDATES, None)[0])  # fmt: skip
     return lists
 
 
 def scored(ranking: Ranking, judged: list) -> SearchCandidate:
-    """A ranking's NDCG@10 and Recall@100 per query on every judged collection."""
+    """A ranking's NDCG@10 and Recall@100 per query on every judged collection; a collection's lists are one list of
+    Candidates per query, or those keyed by feedback (`candidate_lists`)."""
     ndcg, recall = [], []
     for collection, lists in judged:
+        lists = lists[feedback_key(ranking)] if isinstance(lists, dict) else lists
         column = {doc: i for i, doc in enumerate(collection.doc_ids)}
         top = np.full((len(lists), DEPTH), -1, dtype=np.int64)
         for row, found in enumerate(lists):
@@ -62,7 +78,7 @@ def scored(ranking: Ranking, judged: list) -> SearchCandidate:
 
 def choose_ranking(judged: list, tuned_on: str) -> tuple[Ranking, dict]:
     """The best ranking that keeps every judged collection against dense, if its pooled gain is clear."""
-    scores = [(r, scored(r, judged)) for r in candidates()]
+    scores = [(r, scored(r, judged)) for r in candidates(all(isinstance(lists, dict) for _, lists in judged))]
     dense = scores[0][1]
     kept = [(r, c) for r, c in scores[1:] if keeps_every_set(c, dense)]
     best, lower = (None, 0.0)

@@ -223,3 +223,4 @@ def test_eval_search_scores_a_tiny_collection_and_reuses_its_cache(env, tmp_path
     chosen_space = {k: v for k, v in search.items() if k not in ranking}
     assert chosen_space == {k: v for k, v in space.items() if k != "correction"}
     assert search["ranking"]["mode"] == "dense" and search["ranking_selection"]["tuned_on"] == "tiny"  # nothing to gain
+    assert search["ranking_selection"]["candidates"] == 25  # 23 rankings and 2 of them with feedback

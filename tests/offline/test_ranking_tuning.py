@@ -33,3 +33,26 @@ def test_a_lexical_list_that_finds_what_dense_misses_is_fused_in():
 def test_a_fusion_that_loses_on_one_collection_is_refused():
     chosen, record = choose_ranking([judged(20, True), judged(20, False, dense_good=True)], "a+b")
     assert chosen.mode == "dense" and record["chosen"] == record["dense"]
+
+
+def test_feedback_is_a_candidate_when_the_lists_searched_again_are_given():
+    """The dense list puts each query's document 30th, searched again with feedback 1st; the lexical list holds other
+    documents only, each holding a tenth of the query: feedback alone brings the document up."""
+    n = 20
+    docs = [f"r{i}" for i in range(n)] + [f"x{i}" for i in range(40)] + [f"y{i}" for i in range(20)]
+    collection = JudgedCorpus(docs, docs, [f"q{i}" for i in range(n)], ["q"] * n,
+                              {f"q{i}": {f"r{i}": 1} for i in range(n)})  # fmt: skip
+
+    def dense(target: str, at: int) -> list[tuple[str, float]]:
+        order = [f"x{j}" for j in range(at)] + [target] + [f"x{j}" for j in range(at, 40)]
+        return [(d, 1.0 - j / 100) for j, d in enumerate(order)]
+
+    lexical = [(f"y{j}", 10.0 - j) for j in range(20)]
+    coverage = {d: 0.1 for d, _ in lexical}
+    plain = [Candidates(dense(f"r{i}", 29), lexical, 1.0, coverage) for i in range(n)]
+    fed = [Candidates(dense(f"r{i}", 0), lexical, 1.0, coverage) for i in range(n)]
+    lists = {(): plain, (3, 1.0): fed, (3, 0.5): plain}
+    chosen, record = choose_ranking([(collection, lists), (collection, lists)], "a+b")
+    assert (chosen.feedback_docs, chosen.feedback_weight) == (3, 1.0) and record["candidates"] == 25
+    without, _ = choose_ranking([(collection, plain), (collection, plain)], "a+b")  # nothing searched again:
+    assert without.feedback_docs == 0  # feedback is no candidate
