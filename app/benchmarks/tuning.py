@@ -27,7 +27,8 @@ def call(url: str, path: str, body: dict | None = None, method: str | None = Non
 
 def tune_over_http(url: str, collection: JudgedCorpus, *, poll: float = 2.0) -> dict:
     """Post the documents and every judgment, start a tune, wait for it; its status as GET shows it."""
-    docs = [{"id": d, "text": t} for d, t in zip(collection.doc_ids, collection.doc_texts, strict=True)]
+    docs = [{"id": d, "text": t} for d, t in zip(collection.doc_ids, collection.doc_texts, strict=True) if t.strip()]
+    blank = len(collection.doc_ids) - len(docs)  # the API refuses an empty text (Cranfield has one)
     for start in range(0, len(docs), BATCH):
         status, answer = call(url, "/documents", {"documents": docs[start : start + BATCH]})
         if status != 201:
@@ -44,4 +45,9 @@ def tune_over_http(url: str, collection: JudgedCorpus, *, poll: float = 2.0) -> 
         raise RuntimeError(f"POST tune: {status} {answer}")
     while (answer := call(url, "/collections/default/tune")[1])["state"] == "running":
         time.sleep(poll)
-    return {**answer, "judgments": len(judged), "tune_seconds": round(time.monotonic() - started, 1)}
+    return {
+        **answer,
+        "judgments": len(judged),
+        "blank_documents_left_out": blank,
+        "tune_seconds": round(time.monotonic() - started, 1),
+    }
