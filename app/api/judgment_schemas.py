@@ -8,13 +8,15 @@ from pydantic import BaseModel, Field, StrictInt, StrictStr
 
 from app.api.schemas import MAX_ITEMS, PER_REQUEST, Strict, Text
 
-MAX_GRADE = 3
+MAX_GRADE = 10  # graded collections use up to 4 or 5 (Cranfield: 4); NDCG takes the grade as the gain
 
 
 class JudgmentIn(Strict):
     query: Text = Field(description="The query as a user would send it to /search.")
     id: Annotated[StrictStr, Field(min_length=1, max_length=256)] = Field(description="A document's id.")
-    grade: StrictInt = Field(ge=0, le=MAX_GRADE, description=f"0 not relevant ... {MAX_GRADE} perfect.")
+    grade: StrictInt = Field(
+        ge=0, le=MAX_GRADE, description=f"0 not relevant; 1 to {MAX_GRADE}: relevant, the gain NDCG counts."
+    )
 
 
 class JudgmentsIn(Strict):

@@ -91,7 +91,7 @@ def test_judgments_tune_the_search_space_and_the_ranking_and_a_second_server_fol
         assert a.delete("/collections/default/judgments", params={"query": asked[0][0]}).status_code == 204
         assert a.get("/collections/default/judgments").json()["queries"] == 29
         assert a.post("/collections/nope/judgments", json={"judgments": judged[:1]}).status_code == 404
-        bad = a.post("/collections/default/judgments", json={"judgments": [{"query": "q", "id": "d", "grade": 7}]})
+        bad = a.post("/collections/default/judgments", json={"judgments": [{"query": "q", "id": "d", "grade": 11}]})
         assert bad.status_code == 422 and "grade" in bad.text
     finally:
         a.close()
