@@ -9,9 +9,9 @@ STS := datasets/stsbenchmark
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[offline,dev,ray]"
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[offline,dev,ray]" -e "clients/python[langchain]"
 	touch $(STAMP)
 
 ## Serve the default backbone with its correction on 127.0.0.1:8000 (embedded Redis under var/).
@@ -20,7 +20,7 @@ run: install
 
 ## The whole suite, the linters and the Dockerfile lint.
 test: install
-	$(VENV)/bin/ruff check app tests
+	$(VENV)/bin/ruff check app tests clients
 	$(VENV)/bin/hadolint Dockerfile
 	$(PY) -m pytest
 
@@ -40,8 +40,8 @@ image-test: install
 	$(PY) -m pytest -m container -s tests/container
 
 lint: install
-	$(VENV)/bin/ruff check app tests
-	$(VENV)/bin/ruff format --check app tests
+	$(VENV)/bin/ruff check app tests clients
+	$(VENV)/bin/ruff format --check app tests clients
 	$(VENV)/bin/hadolint Dockerfile
 
 ## Refit the bundled artifacts: fitted on STS-B train, chosen by `auto` on STS-B train + dev; torch, then ONNX int8

@@ -35,17 +35,19 @@ def start_service(env: dict[str, str], url: str, log: IO[bytes], *, cwd=None, ti
         if proc.poll() is not None:
             log.seek(0)
             raise RuntimeError(f"the service exited at start-up:\n{log.read()[-2000:].decode(errors='replace')}")
-        if _ready(url):
+        if _ready(url, json.loads(env.get("CE_API_KEYS") or "[null]")[0]):
             return proc
         time.sleep(0.2)
     proc.kill()
     raise RuntimeError(f"the service did not become ready within {timeout:.0f} s")
 
 
-def _ready(url: str) -> bool:
-    """Whether GET /ready answers 200 (the standard library's client: benchmarks install no HTTP library)."""
+def _ready(url: str, api_key: str | None = None) -> bool:
+    """Whether GET /ready answers 200 (the standard library's client: benchmarks install no HTTP library); with
+    keys configured /ready wants one, as every route but /health does."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        with urllib.request.urlopen(f"{url}/ready", timeout=1) as response:
+        with urllib.request.urlopen(urllib.request.Request(f"{url}/ready", headers=headers), timeout=1) as response:
             return response.status == 200
     except OSError:  # refused while starting, or an HTTP error status such as 503
         return False
