@@ -11,12 +11,14 @@ from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
+from app.api.access import authorizer
 from app.api.deps import hold_collection
 from app.api.errors import install_error_handlers
 from app.api.metrics import Metrics
 from app.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, RequestContextMiddleware
 from app.api.openapi import install_served_schema
 from app.api.routes import COLLECTION_ROUTERS, ROUTERS
+from app.core.access import ApiKey
 from app.core.config import Settings, get_settings
 from app.services.container import Services
 
@@ -50,7 +52,9 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
             if owned:
                 s.close()
 
+    default_paths = [route.path for router in COLLECTION_ROUTERS for route in router.routes]
     app = FastAPI(
+        dependencies=[Depends(authorizer(default_paths))],
         title="Corrected embeddings",
         version=__version__,
         description="Sentence embeddings with an offline-fitted anisotropy correction; similarity and search.",
@@ -66,6 +70,6 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     for router in COLLECTION_ROUTERS:
         app.include_router(router, prefix="/collections/{name}", dependencies=[Depends(hold_collection)])
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
-    app.add_middleware(ApiKeyMiddleware, keys=[k.get_secret_value() for k in settings.api_keys])
+    app.add_middleware(ApiKeyMiddleware, keys=[ApiKey.model_validate(k) for k in settings.api_keys])
     app.add_middleware(RequestContextMiddleware, metrics=metrics)  # outermost: every answer is counted and tagged
     return app

@@ -13,6 +13,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.errors import error_body
 from app.api.metrics import Metrics
+from app.core.access import ApiKey
 
 REQUEST_ID = "x-request-id"
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # a caller's id is echoed only if it cannot inject anything
@@ -21,21 +22,27 @@ OPEN_PATHS = frozenset({"/health", "/"})
 
 
 class ApiKeyMiddleware:
-    """With keys configured, every path but /health needs `Authorization: Bearer <key>`."""
+    """With keys configured, every path but /health needs `Authorization: Bearer <key>`; the key found is left in
+    the request's state, for the routes' authorization (`app.api.access`)."""
 
-    def __init__(self, app: ASGIApp, keys: Sequence[str]):
+    def __init__(self, app: ASGIApp, keys: Sequence[ApiKey]):
         self.app = app
-        self.keys = [k.encode() for k in keys]
+        self.keys = [(k.key.get_secret_value().encode(), k) for k in keys]
 
-    def _allowed(self, scope: Scope) -> bool:
+    def _key(self, scope: Scope) -> ApiKey | None:
         header = dict(scope["headers"]).get(b"authorization", b"")
         scheme, _, token = header.partition(b" ")
         # Compare against every key, whichever matches: the time taken says nothing about which is close.
-        matches = [hmac.compare_digest(token.strip(), key) for key in self.keys]
-        return scheme.lower() == b"bearer" and any(matches)
+        matches = [key for secret, key in self.keys if hmac.compare_digest(token.strip(), secret)]
+        return matches[0] if scheme.lower() == b"bearer" and matches else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.keys or scope["path"] in OPEN_PATHS or self._allowed(scope):
+        if scope["type"] != "http" or not self.keys or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        key = self._key(scope)
+        if key is not None:
+            scope.setdefault("state", {})["api_key"] = key
             await self.app(scope, receive, send)
             return
         body = error_body("unauthorized", "missing or invalid API key: send `Authorization: Bearer <key>`")

@@ -10,9 +10,10 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.core.access import ApiKey
 from app.core.names import Fusion, LexicalLanguage, Pooling, SearchMode
 
 
@@ -193,9 +194,10 @@ class Settings(BaseSettings):
     key_prefix: str = Field("ce", description="Prefix of every Redis key the service writes.")
 
     # HTTP
-    api_keys: list[SecretStr] = Field(
+    api_keys: list[ApiKey] = Field(
         [],
-        description="Bearer tokens accepted on every route but /health (JSON list); empty = no authentication.",
+        description="Bearer tokens accepted on every route but /health (JSON list); empty = no authentication. A "
+        'token alone may read and write everything; {"key": ..., "scope": "read", "collections": [...]} less.',
     )
     allow_unauthenticated: bool = Field(
         False, description="Serve a non-loopback CE_HOST with no CE_API_KEYS, on purpose (else start-up refuses)."
@@ -229,14 +231,6 @@ class Settings(BaseSettings):
     request_timeout: float = Field(
         60.0, gt=0, description="Seconds a request waits for its vectors before a 504 (its queued work is dropped)."
     )
-
-    @field_validator("api_keys")
-    @classmethod
-    def _no_blank_key(cls, keys: list[SecretStr]) -> list[SecretStr]:
-        for i, key in enumerate(keys):
-            if not key.get_secret_value().strip():
-                raise ValueError(f"CE_API_KEYS[{i}] is empty; every key must be a non-blank token")
-        return keys
 
     @property
     def graphs_dir(self) -> Path:

@@ -30,6 +30,10 @@ class TooLarge(ServiceError):
     type, status = "too_large", 413
 
 
+class Forbidden(ServiceError):  # a known key whose scope does not cover the route or the collection
+    type, status = "forbidden", 403
+
+
 class NotFound(ServiceError):
     type, status = "not_found", 404
 

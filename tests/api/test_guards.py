@@ -74,7 +74,7 @@ def test_keys_never_reach_the_logs_or_info(guarded, caplog):
     settings = Settings(api_keys=[SecretStr(k) for k in KEYS])
     printed = [repr(settings), str(settings), str(settings.model_dump()), settings.model_dump_json()]
     assert not any(key in text for key in KEYS for text in printed)  # SecretStr('**********') wherever printed
-    assert [k.get_secret_value() for k in settings.api_keys] == KEYS
+    assert [k.key.get_secret_value() for k in settings.api_keys] == KEYS
 
 
 def test_bodies_over_the_limit_get_413_declared_or_chunked(guarded):

@@ -3,8 +3,9 @@ under /collections/{name}/ (the same routes as the default collection's, see `cr
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
+from app.api.access import requester
 from app.api.collection_schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
 from app.api.deps import CollectionName, ServicesDep
 from app.core.errors import Conflict
@@ -25,8 +26,11 @@ def create_collection(body: CollectionIn, services: ServicesDep) -> dict:
 
 
 @router.get("/collections", response_model=CollectionList)
-def list_collections(services: ServicesDep) -> dict:
-    return {"collections": services.collections.describe_all()}
+def list_collections(services: ServicesDep, request: Request) -> dict:
+    """Every collection, or those a key limited to some may use."""
+    key = requester(request)
+    listed = services.collections.describe_all()
+    return {"collections": [c for c in listed if key is None or key.covers(c["name"])]}
 
 
 @router.get("/collections/{name}", response_model=CollectionOut)
