@@ -112,6 +112,25 @@ class EmbedRequest(Strict):
     truncate: StrictBool = Field(True, description="Cut texts over the token limit (reported); false: 422.")
 
 
+class TokenizeRequest(Strict):
+    texts: list[Text] = Field(
+        min_length=1, max_length=MAX_ITEMS, description="Texts to tokenize.", json_schema_extra=PER_REQUEST
+    )
+
+
+class TokenizedText(BaseModel):
+    tokens: list[str] = Field(description="What the backbone encodes: special tokens included, cut at max_length.")
+    ids: list[int] = Field(description="The tokens' ids in the backbone's vocabulary.")
+    count: int = Field(description="Tokens of the whole text, before any cut (what the request budgets count).")
+    truncated: bool = Field(description="Over max_length: /embed cuts it; a document is split into passages.")
+
+
+class TokenizeResponse(BaseModel):
+    model: str
+    max_length: int
+    texts: list[TokenizedText]
+
+
 class EmbedResponse(BaseModel):
     model: str
     correction: str | None = Field(description="Id of the correction artifact the vectors live in.")

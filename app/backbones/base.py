@@ -35,6 +35,10 @@ class Backbone(Protocol):
         """The token ids the pooling sees (truncated as `encode` truncates): what SIF counts."""
         ...
 
+    def tokens_of(self, texts: Sequence[str]) -> list[list[str]]:
+        """The tokens `token_ids` are, as the tokenizer writes them (special tokens included): what /tokenize shows."""
+        ...
+
 
 def make_fingerprint(**parts: object) -> str:
     """A short stable hash of everything that determines a backbone's output vectors."""

@@ -46,6 +46,9 @@ class HashingBackbone:
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         return [[self._word_id(w) for w in self._words(text)] for text in texts]
 
+    def tokens_of(self, texts: Sequence[str]) -> list[list[str]]:
+        return [self._words(text) for text in texts]
+
     def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):

@@ -98,6 +98,9 @@ class HuggingFaceBackbone:
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         return self.tokens.ids(texts)
 
+    def tokens_of(self, texts: Sequence[str]) -> list[list[str]]:
+        return self.tokens.tokens(texts)
+
     @torch.inference_mode()
     def _encode_batch(self, features: dict[str, list[list[int]]], rows: list[int], token_weights) -> np.ndarray:
         selected = {key: [values[i] for i in rows] for key, values in features.items()}

@@ -216,6 +216,9 @@ class OnnxBackbone:
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         return self.tokens.ids(texts)
 
+    def tokens_of(self, texts: Sequence[str]) -> list[list[str]]:
+        return self.tokens.tokens(texts)
+
     def _batch(self, ids: list[list[int]], token_weights: np.ndarray | None) -> dict[str, np.ndarray]:
         """Right-padded inputs; the padding's weight is masked out of the pooling, so ones will do there."""
         input_ids = padded(ids, self.tokens.pad_id)

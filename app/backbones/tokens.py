@@ -120,6 +120,10 @@ class Tokenizer:
             "attention_mask": [e.attention_mask for e in encodings],
         }
 
+    def tokens(self, texts: Sequence[str]) -> list[list[str]]:
+        """The tokens of ids(), as the tokenizer writes them."""
+        return [e.tokens for e in self._truncating.encode_batch(list(texts))]
+
     def ids(self, texts: Sequence[str]) -> list[list[int]]:
         """The token ids the backbone pools over (truncated like encode()): what SIF counts."""
         return [e.ids for e in self._truncating.encode_batch(list(texts))]

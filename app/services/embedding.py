@@ -144,6 +144,18 @@ class EmbeddingService:
             vectors = l2_normalize(vectors[:, :dims]) if normalize else vectors[:, :dims]
         return vectors, (correction.id if correction else None), cut
 
+    async def tokenize_async(self, texts: Sequence[str]) -> list[dict]:
+        """Each text's tokens and ids as the backbone encodes them, and its whole count."""
+        self.check_texts(texts)
+        backbone = self.backbone
+
+        def tokenize() -> list[dict]:
+            counts = backbone.token_counts(texts)
+            rows = zip(backbone.tokens_of(texts), backbone.token_ids(texts), counts, strict=True)
+            return [{"tokens": t, "ids": i, "count": n, "truncated": n > backbone.max_length} for t, i, n in rows]
+
+        return await _off_loop_if(_long(texts), tokenize)
+
     def token_count(self, texts: Sequence[str]) -> int:
         """Tokens the backbone sees for these texts (after truncation), for usage reports."""
         limit = self.backbone.max_length

@@ -89,3 +89,10 @@ def test_backoff_without_retry_after_grows_and_is_bounded():
     assert 0.25 <= wait_before(0, None) <= 0.5 and 2.0 <= wait_before(3, None) <= 4.0
     assert wait_before(20, None) == MAX_WAIT
     assert wait_before(0, httpx.Response(429, headers={"Retry-After": "3600"})) == MAX_WAIT
+
+
+def test_tokenize_shows_what_the_backbone_encodes(client, collection):
+    short, long = client.collection(collection).tokenize(["Hello, world!", "word " * 300])
+    assert short.tokens == ["[CLS]", "hello", ",", "world", "!", "[SEP]"] and short.count == 6
+    assert not short.truncated
+    assert long.count == 302 and long.truncated and len(long.tokens) == 256 and long.tokens[-1] == "[SEP]"

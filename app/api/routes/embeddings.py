@@ -1,4 +1,4 @@
-"""/embed and /similarity: vectors and cosines in the served correction's space."""
+"""/embed and /similarity: vectors and cosines in the served correction's space; /tokenize: what is encoded."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from fastapi.responses import Response
 from app.api.deps import EmbeddingDep
 from app.api.responses import json_response
 from app.api.routing import BoundedBodyRoute
-from app.api.schemas import EmbedRequest, EmbedResponse, SimilarityRequest, SimilarityResponse
+from app.api.schemas import (
+    EmbedRequest,
+    EmbedResponse,
+    SimilarityRequest,
+    SimilarityResponse,
+    TokenizeRequest,
+    TokenizeResponse,
+)
 
 router = APIRouter(route_class=BoundedBodyRoute)
 
@@ -41,3 +48,10 @@ async def similarity(body: SimilarityRequest, embedding: EmbeddingDep) -> Respon
         correction=correction,
     )
     return json_response(response, exclude_none=True)
+
+
+@router.post("/tokenize", response_model=TokenizeResponse)
+async def tokenize(body: TokenizeRequest, embedding: EmbeddingDep) -> TokenizeResponse:
+    """The backbone's tokens for each text, as /embed and /documents see them, with counts before any cut."""
+    texts = await embedding.tokenize_async(body.texts)
+    return TokenizeResponse(model=embedding.backbone.name, max_length=embedding.backbone.max_length, texts=texts)
