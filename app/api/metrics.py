@@ -32,6 +32,10 @@ class Metrics:
             "ce_encoder_round_seconds", "Time the backbone took for one round.", buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )  # fmt: skip
+        self.imported = Counter(
+            "ce_imported_documents", "Documents imported: written from their exported vectors, encoded, or skipped "
+            "as already stored.", ["collection", "how"], registry=self.registry,
+        )  # fmt: skip
         self._services: Callable[[], object] | None = None
         self.registry.register(_ServiceCollector(self))
 

@@ -7,6 +7,7 @@ import sys
 import typer
 
 from app.cli.adaptation import adapt_backbone
+from app.cli.backups import export_collection, import_collection
 from app.cli.benchmarks import bench, bench_collections, bench_search, bench_shards, load
 from app.cli.collections import collections
 from app.cli.corrections import eval_search, evaluate, fit, isotropy
@@ -29,6 +30,8 @@ for name, command in (
     ("fit", fit),
     ("index", index_documents),
     ("verify", verify),
+    ("export", export_collection),
+    ("import", import_collection),
     ("eval", evaluate),
     ("eval-search", eval_search),
     ("known-items", known_items),

@@ -1,6 +1,6 @@
 """One router per resource; `create_app` includes them all."""
 
-from app.api.routes import collections, documents, embeddings, judgments, openai, ops, search
+from app.api.routes import backups, collections, documents, embeddings, judgments, openai, ops, search
 
 ROUTERS = (
     embeddings.router,
@@ -10,5 +10,6 @@ ROUTERS = (
     openai.router,
     collections.router,
     judgments.router,
+    backups.router,
 )
 COLLECTION_ROUTERS = (embeddings.router, documents.router, search.router)  # also served under /collections/{name}

@@ -3,7 +3,6 @@ calls, so what a route takes and returns is written once."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -115,13 +114,3 @@ def list_collections() -> Call:
 
 def delete_collection(name: str) -> Call:
     return Call("DELETE", f"/collections/{quote(name, safe='')}", read=lambda r: True, missing=False)
-
-
-def export_collection(name: str) -> Call:
-    """Lines of JSON, streamed: read them with `Client.export_lines`."""
-    return Call("GET", f"/collections/{quote(name, safe='')}/export")
-
-
-def import_lines(name: str, lines: Iterable[dict[str, Any] | str]) -> Call:
-    text = "".join((line if isinstance(line, str) else json.dumps(line)).rstrip("\n") + "\n" for line in lines)
-    return Call("POST", f"/collections/{quote(name, safe='')}/import", text)

@@ -1,0 +1,183 @@
+"""A collection as lines of JSON and back: its settings, its correction, its documents with their raw vectors;
+imported without encoding when the backbone is the same (by fingerprint), resumed by skipping what is stored."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.core.errors import InvalidInput
+from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
+from app.index.fusion import PASSAGE_MARK
+from app.services.collections.registry import OPEN_WAIT, Collection, Collections
+from app.services.collections.spec import DEFAULT, SEARCH_SETTINGS
+from app.services.documents import MAX_ID_LENGTH, DocumentInput
+from app.store.documents import DocumentRecord
+
+log = logging.getLogger(__name__)
+FORMAT = 1
+
+
+def export_lines(collection: Collection) -> Iterator[bytes]:
+    """The header, the correction it serves (if any), every stored document, and an end line that counts them."""
+    spec, services = collection.spec, collection.services
+    correction = services.served.current.correction
+    header = {
+        "kind": "collection",
+        "format": FORMAT,
+        "name": spec.name,
+        "backbone": spec.backbone,
+        "pooling": spec.pooling,
+        "model_path": spec.model_path,
+        "index_factory": spec.index_factory,
+        "search": {k: getattr(spec, k) for k in SEARCH_SETTINGS if getattr(spec, k) is not None},
+        "fingerprint": collection.engine.backbone.fingerprint,
+        "dim": collection.engine.backbone.dim,
+        "correction": correction.id if correction else None,
+    }
+    yield _line(header)
+    if correction is not None:
+        yield _line({"kind": "correction", "artifact": base64.b64encode(correction.artifact.to_bytes()).decode()})
+    count = 0
+    store, key = services.documents.store, services.documents.collection_key
+    for batch in store.documents.scan(key):
+        for record in batch:
+            count += 1
+            yield _line(
+                {
+                    "kind": "document",
+                    "id": record.id,
+                    "text": record.text,
+                    "metadata": json.loads(record.metadata_json),
+                    "passages": record.passages,
+                    "dtype": record.vector_dtype,
+                    "vectors": base64.b64encode(record.vector).decode(),
+                }
+            )
+    yield _line({"kind": "end", "documents": count})
+
+
+def _line(value: dict) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode() + b"\n"
+
+
+@dataclass
+class ImportReport:
+    """What one import request did: documents written from their vectors, written after encoding, or skipped as
+    already stored (a resumed import)."""
+
+    collection: str
+    from_vectors: int = 0
+    encoded: int = 0
+    skipped: int = 0
+    created: bool = False
+    correction: str | None = None
+
+
+def import_lines(collections: Collections, name: str, lines: list[dict]) -> ImportReport:
+    """Create the collection as exported if it is new, serve the exported correction where the backbone is the
+    same, then write the documents not yet stored as they are."""
+    header, artifact, documents = _parsed(lines)
+    report = ImportReport(name)
+    if name != DEFAULT and collections.specs.get(name) is None:
+        collections.create(
+            name,
+            backbone=header["backbone"],
+            pooling=header["pooling"],
+            index_factory=header.get("index_factory"),
+            model_path=header.get("model_path"),
+            search=header.get("search") or {},
+            wait=OPEN_WAIT,
+        )
+        report.created = True
+    collection = collections.get(name, wait=OPEN_WAIT)
+    same_backbone = header["fingerprint"] == collection.engine.backbone.fingerprint
+    serving = collection.services.served.current.correction
+    if same_backbone and artifact is not None and name != DEFAULT and (serving is None or serving.id != artifact.id):
+        collections.publish(name, artifact).result()
+    report.correction = collection.services.served.current.correction_id
+    with collection.using() as services:
+        fresh = _not_stored(services.documents, documents)
+        report.skipped = len(documents) - len(fresh)
+        if fresh and same_backbone:
+            services.documents.put_records([_record(d, header["dim"]) for d in fresh])
+            report.from_vectors = len(fresh)
+        elif fresh:
+            services.documents.add([DocumentInput(d["text"], d["id"], d["metadata"]) for d in fresh])
+            report.encoded = len(fresh)
+    log.info(
+        "import into %s: %d from their vectors, %d encoded, %d already stored",
+        name,
+        report.from_vectors,
+        report.encoded,
+        report.skipped,
+    )
+    return report
+
+
+def _parsed(lines: list[dict]) -> tuple[dict, CorrectionArtifact | None, list[dict]]:
+    if not lines or lines[0].get("kind") != "collection":
+        raise InvalidInput("an import starts with the export's collection line")
+    header = lines[0]
+    if header.get("format") != FORMAT:
+        raise InvalidInput(f"export format {header.get('format')!r}; this server reads format {FORMAT}")
+    for field in ("backbone", "pooling", "fingerprint", "dim"):
+        if field not in header:
+            raise InvalidInput(f"the collection line has no {field!r}")
+    artifact, documents = None, []
+    for i, line in enumerate(lines[1:], 1):
+        kind = line.get("kind")
+        if kind == "correction":
+            artifact = _artifact(line, i)
+        elif kind == "document":
+            documents.append(_document(line, i))
+        elif kind not in ("end", "collection"):
+            raise InvalidInput(f"line {i + 1}: unknown kind {kind!r}")
+    return header, artifact, documents
+
+
+def _artifact(line: dict, i: int) -> CorrectionArtifact:
+    try:
+        return CorrectionArtifact.from_bytes(base64.b64decode(line["artifact"], validate=True))
+    except (KeyError, TypeError, ValueError, ArtifactFormatError) as exc:
+        raise InvalidInput(f"line {i + 1}: not a correction artifact ({exc})") from None
+
+
+def _document(line: dict, i: int) -> dict:
+    if not isinstance(line.get("id"), str) or not isinstance(line.get("text"), str):
+        raise InvalidInput(f"line {i + 1}: a document needs a string id and text")
+    if not 1 <= len(line["id"]) <= MAX_ID_LENGTH or PASSAGE_MARK in line["id"]:
+        raise InvalidInput(f"line {i + 1}: an id has 1 to {MAX_ID_LENGTH} characters, none of them U+001F")
+    if not isinstance(line.get("metadata", {}), dict):
+        raise InvalidInput(f"line {i + 1}: metadata must be an object")
+    return {"metadata": {}, "passages": "", "dtype": "float32", **line}
+
+
+def _record(doc: dict, dim: int) -> DocumentRecord:
+    """The stored record as exported, its vectors checked against its passages and the backbone's dim."""
+    try:
+        vectors = base64.b64decode(doc["vectors"], validate=True)
+        rows = len(json.loads(doc["passages"])) if doc["passages"] else 1
+        expected = rows * dim * np.dtype(doc["dtype"]).itemsize
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidInput(f"document {doc['id']!r}: unreadable vectors or passages ({exc})") from None
+    if doc["dtype"] not in ("float16", "float32") or len(vectors) != expected:
+        raise InvalidInput(f"document {doc['id']!r}: {len(vectors)} bytes of {doc['dtype']} for {rows} passages")
+    return DocumentRecord(doc["id"], doc["text"], json.dumps(doc["metadata"]), vectors, doc["passages"], doc["dtype"])
+
+
+def _not_stored(documents_service, documents: list[dict]) -> list[dict]:
+    """Those whose id is not stored with the same text and metadata: what an interrupted import still has to do."""
+    if not documents:
+        return []
+    stored = documents_service.store.documents.get(documents_service.collection_key, [d["id"] for d in documents])
+    return [
+        d
+        for d, s in zip(documents, stored, strict=True)
+        if s is None or s.text != d["text"] or json.loads(s.metadata_json) != d["metadata"]
+    ]
