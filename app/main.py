@@ -18,6 +18,7 @@ from app.api.metrics import Metrics
 from app.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, RequestContextMiddleware
 from app.api.openapi import install_served_schema
 from app.api.routes import COLLECTION_ROUTERS, ROUTERS
+from app.core import tracing
 from app.core.access import ApiKey
 from app.core.config import Settings, get_settings
 from app.services.container import Services
@@ -51,6 +52,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
             app.state.services = None
             if owned:
                 s.close()
+            tracing.flush()
 
     default_paths = [route.path for router in COLLECTION_ROUTERS for route in router.routes]
     app = FastAPI(
@@ -72,4 +74,5 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(ApiKeyMiddleware, keys=[ApiKey.model_validate(k) for k in settings.api_keys])
     app.add_middleware(RequestContextMiddleware, metrics=metrics)  # outermost: every answer is counted and tagged
+    tracing.install(app)  # off unless OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app

@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api.errors import error_body
 from app.api.metrics import Metrics
 from app.core.access import ApiKey
+from app.core.tracing import tag_request
 
 REQUEST_ID = "x-request-id"
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # a caller's id is echoed only if it cannot inject anything
@@ -103,6 +104,7 @@ class RequestContextMiddleware:
         offered = dict(scope["headers"]).get(REQUEST_ID.encode(), b"").decode("latin-1")
         request_id = offered if _SAFE_ID.match(offered) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = request_id
+        tag_request(request_id)
         status = [500]
         started = time.perf_counter()
 

@@ -13,10 +13,12 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 import numpy as np
+from opentelemetry.context import Context
 
 from app.backbones.base import Backbone
 from app.core.errors import NotReady, Overloaded, RequestTimeout
 from app.core.process_memory import release_free_memory
+from app.core.tracing import current_context, round_span
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,7 @@ class _Job:
     future: Future = field(default_factory=Future)  # pending until answered, so its caller can cancel it any time
     done: int = 0  # texts encoded so far, in order
     parts: list[np.ndarray] = field(default_factory=list)
+    context: Context = field(default_factory=current_context)  # the request's trace, which its rounds are filed under
 
     @property
     def left(self) -> int:
@@ -231,7 +234,8 @@ class BatchingEngine:
         weights = shares[0][0].token_weights
         start = time.perf_counter()
         try:
-            vectors = self.backbone.encode(texts) if weights is None else self.backbone.encode(texts, weights)
+            with round_span([job.context for job, _ in shares], texts=len(texts), requests=len(shares)):
+                vectors = self.backbone.encode(texts) if weights is None else self.backbone.encode(texts, weights)
         except Exception as exc:  # answered to every waiting caller, never kills the worker
             log.exception("encoding a round of %d texts failed", len(texts))
             self._finish(shares, exc)

@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.core.config import Settings
 from app.core.errors import InvalidInput, NotReady
+from app.core.tracing import span
 from app.index.dense_scale import measure as measure_scale
 from app.index.feedback import rocchio
 from app.index.filters import FilterError
@@ -178,7 +179,8 @@ class SearchService(CollectionService):
 
     def _sharded(self, index: SearchIndex, vector: np.ndarray, depth: int, where: dict | None):
         """The dense list from every shard, and those that did not answer; 503 when none did."""
-        found = self.shards.search(vector, depth, index.correction_id, where)
+        with span("index.sharded_search", depth=depth):
+            found = self.shards.search(vector, depth, index.correction_id, where)
         if len(found.missing) == len(self.shards.handles):
             raise NotReady("no shard of the index answers; they are restarting", retry_after=5)
         return found.hits, found.best, found.missing
@@ -192,10 +194,13 @@ class SearchService(CollectionService):
         of cosines is measured on them."""
         stored = builder.exact_vectors(index.correction, index.dense.dim) if builder is not None else None
         exact = stored if index.dense.lossy else None
-        dense, best = dense_hits(index, vector, depth, allowed, exact) if mode != "lexical" else ([], {})
-        lexical, coverage = [], {}
+        dense, best, lexical, coverage = [], {}, [], {}
+        if mode != "lexical":
+            with span("index.dense_search", depth=depth, size=len(index.dense)):
+                dense, best = dense_hits(index, vector, depth, allowed, exact)
         if mode != "dense" and index.lexical is not None:
-            lexical, coverage = index.lexical.search_covered(query, depth, allowed=allowed)
+            with span("index.lexical_search", depth=depth):
+                lexical, coverage = index.lexical.search_covered(query, depth, allowed=allowed)
         confidence = 1.0
         if mode == "hybrid" and dense and stored is not None:
             if index.dense_scale is None or index.dense_scale.stale(len(index.dense)):
