@@ -2,10 +2,12 @@
 
 Schemathesis never generates them itself (they cannot be encoded as UTF-8), yet JSON carries them as `\\ud800`
 escapes and a server must answer them with a 4xx. Each body is kept as generated or gets a lone surrogate in some
-of its strings and keys; every body changed is counted in the file CE_FUZZ_SURROGATES names."""
+of its strings and keys; every body changed is counted in the file CE_FUZZ_SURROGATES names. Also the serializer of
+the one body that is not JSON (an import's lines)."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import schemathesis
@@ -51,3 +53,10 @@ def _has_surrogate(value) -> bool:
 def flatmap_body(context, body):
     """Half the bodies as generated, half with surrogates wherever a string is."""
     return st.one_of(st.just(body), _poisoned(body)).map(_count)
+
+
+@schemathesis.serializer("application/x-ndjson")
+def ndjson(context, value) -> bytes:
+    """An import's body, published as the array of its lines: each item on a line of its own."""
+    items = value if isinstance(value, list) else [value]
+    return b"".join(json.dumps(item).encode() + b"\n" for item in items)

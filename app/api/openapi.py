@@ -86,12 +86,13 @@ def _apply(node: dict, limits: dict[str, Any]) -> None:
 def install_served_schema(app: FastAPI, settings: Settings) -> None:
     """/openapi.json (and /docs) serve the schema with this server's limits in it."""
     generate = app.openapi
-    values = served_values(settings)
     published: list[dict] = []
 
     def openapi() -> dict:
-        if not published:
-            published.append(with_served_limits(generate(), values))
+        if not published:  # asked once the lifespan built the services: the served model's name is known
+            services = getattr(app.state, "services", None)
+            model = [services.backbone.name] if services is not None else []
+            published.append(with_served_limits(generate(), {**served_values(settings), "model": model}))
         return published[0]
 
     app.openapi = openapi

@@ -20,6 +20,7 @@ from pydantic import (
 
 from app.api.openapi import exclusive_forms, served
 from app.core.config import MAX_REQUEST_ITEMS
+from app.services.collections.spec import NAME
 
 
 def _not_blank(value: str) -> str:
@@ -209,8 +210,15 @@ class EmbeddingsRequest(Strict):
         | Annotated[list[Text], Field(min_length=1, max_length=MAX_ITEMS, json_schema_extra=PER_REQUEST)]
         | Annotated[list[StrictInt], Field(max_length=MAX_ITEMS)]
         | Annotated[list[list[StrictInt]], Field(max_length=MAX_ITEMS)]
-    ) = Field(description="A text or a list of texts (token arrays are refused: the backbone has its own tokenizer).")
-    model: StrictStr = Field(description="The served model's id, as /v1/models lists it.")
+    ) = Field(
+        description="A text or a list of texts (token arrays are refused: the backbone has its own tokenizer).",
+        json_schema_extra=lambda schema: schema.update(anyOf=schema["anyOf"][:2]),  # published: what is accepted
+    )
+    model: StrictStr = Field(
+        description="The served model's id, or a collection's name: GET /v1/models lists them.",
+        json_schema_extra={"anyOf": [{"type": "string", **served(enum="model")},
+                                     {"type": "string", "pattern": f"^{NAME.pattern}$"}]},
+    )  # fmt: skip
     encoding_format: Literal["float", "base64"] = "float"
     dimensions: StrictInt | None = Field(None, ge=1, description="Keep the first k whitened dims (k <= served dim).")
     user: StrictStr | None = None

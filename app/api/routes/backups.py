@@ -2,23 +2,41 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import Response, StreamingResponse
+from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
+from app.api.backup_schemas import CollectionLine, ImportBody
 from app.api.deps import CollectionName, ServicesDep, open_collection
 from app.core.errors import InvalidInput
-from app.services.collections.backup import export_lines, import_lines
+from app.services.collections.backup import ImportReport, export_lines, import_lines
 
-router = APIRouter(tags=["backups"])
 NDJSON = "application/x-ndjson"
-LINES_SCHEMA = {
-    "content": {NDJSON: {"schema": {"type": "string", "description": "Lines of JSON, as /export writes them."}}},
-    "required": True,
-}
+
+
+class LinesRoute(APIRoute):
+    """A body of JSON lines reaches the route as the JSON array of its lines, checked like any JSON body."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def as_array(request: Request) -> Response:
+            lines = [line for line in (await request.body()).splitlines() if line.strip()]
+            headers = [(k, v) for k, v in request.scope["headers"] if k != b"content-type"]
+            converted = Request(
+                {**request.scope, "headers": [*headers, (b"content-type", b"application/json")]}, request.receive
+            )
+            converted._body = b"[" + b",".join(lines) + b"]"
+            return await handler(converted)
+
+        return as_array
+
+
+router = APIRouter(tags=["backups"], route_class=LinesRoute)
 
 
 @router.get(
@@ -35,24 +53,26 @@ async def export_collection(name: CollectionName, services: ServicesDep) -> Stre
         with collection.using():
             yield from export_lines(collection)
 
-    filename = f"{name}.jsonl"
-    return StreamingResponse(
-        held(), media_type=NDJSON, headers={"Content-Disposition": f"attachment; filename={filename}"}
-    )
+    disposition = {"Content-Disposition": f"attachment; filename={name}.jsonl"}
+    return StreamingResponse(held(), media_type=NDJSON, headers=disposition)
 
 
-@router.post("/collections/{name}/import", openapi_extra={"requestBody": LINES_SCHEMA})
-async def import_collection(name: CollectionName, request: Request, services: ServicesDep) -> dict:
-    """An export's lines, or a part of them after its collection line: the collection is created as exported if
-    new; documents already stored alike are skipped, so an interrupted import is resumed by sending it again."""
-    body = await request.body()
-    try:
-        lines = [json.loads(line) for line in body.splitlines() if line.strip()]
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"the body is not lines of JSON ({exc})") from None
-    if not all(isinstance(line, dict) for line in lines):
-        raise InvalidInput("every line must be a JSON object")
-    report = await run_in_threadpool(import_lines, services.collections, name, lines)
+@router.post("/collections/{name}/import")
+async def import_collection(
+    name: CollectionName,
+    request: Request,
+    services: ServicesDep,
+    lines: Annotated[
+        ImportBody,
+        Body(media_type=NDJSON, description="An export's lines, or its first lines and some of its documents."),
+    ],
+) -> ImportReport:
+    """The collection is created as exported if new; documents already stored alike are skipped, so an
+    interrupted import is resumed by sending it again."""
+    if not isinstance(lines[0], CollectionLine):
+        raise InvalidInput("an import starts with the export's collection line")
+    dumped = [line.model_dump() for line in lines]
+    report = await run_in_threadpool(import_lines, services.collections, name, dumped)
     for how in ("from_vectors", "encoded", "skipped"):
         request.app.state.metrics.imported.labels(name, how).inc(getattr(report, how))
-    return asdict(report)
+    return report

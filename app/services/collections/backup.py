@@ -13,10 +13,9 @@ import numpy as np
 
 from app.core.errors import InvalidInput
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
-from app.index.fusion import PASSAGE_MARK
 from app.services.collections.registry import OPEN_WAIT, Collection, Collections
 from app.services.collections.spec import DEFAULT, SEARCH_SETTINGS
-from app.services.documents import MAX_ID_LENGTH, DocumentInput
+from app.services.documents import DocumentInput
 from app.store.documents import DocumentRecord
 
 log = logging.getLogger(__name__)
@@ -35,10 +34,10 @@ def export_lines(collection: Collection) -> Iterator[bytes]:
         "pooling": spec.pooling,
         "model_path": spec.model_path,
         "index_factory": spec.index_factory,
-        "search": {k: getattr(spec, k) for k in SEARCH_SETTINGS if getattr(spec, k) is not None},
+        **spec.search,
+        "correction": correction.id if correction else None,
         "fingerprint": collection.engine.backbone.fingerprint,
         "dim": collection.engine.backbone.dim,
-        "correction": correction.id if correction else None,
     }
     yield _line(header)
     if correction is not None:
@@ -85,13 +84,14 @@ def import_lines(collections: Collections, name: str, lines: list[dict]) -> Impo
     header, artifact, documents = _parsed(lines)
     report = ImportReport(name)
     if name != DEFAULT and collections.specs.get(name) is None:
+        search = {k: header[k] for k in SEARCH_SETTINGS if header.get(k) is not None}
         collections.create(
             name,
             backbone=header["backbone"],
             pooling=header["pooling"],
             index_factory=header.get("index_factory"),
             model_path=header.get("model_path"),
-            search=header.get("search") or {},
+            search=search,
             wait=OPEN_WAIT,
         )
         report.created = True
@@ -121,41 +121,19 @@ def import_lines(collections: Collections, name: str, lines: list[dict]) -> Impo
 
 
 def _parsed(lines: list[dict]) -> tuple[dict, CorrectionArtifact | None, list[dict]]:
-    if not lines or lines[0].get("kind") != "collection":
-        raise InvalidInput("an import starts with the export's collection line")
-    header = lines[0]
-    if header.get("format") != FORMAT:
-        raise InvalidInput(f"export format {header.get('format')!r}; this server reads format {FORMAT}")
-    for field in ("backbone", "pooling", "fingerprint", "dim"):
-        if field not in header:
-            raise InvalidInput(f"the collection line has no {field!r}")
-    artifact, documents = None, []
-    for i, line in enumerate(lines[1:], 1):
-        kind = line.get("kind")
-        if kind == "correction":
+    """The collection line, the correction, the documents: lines as the API checked them (app/api/backup_schemas)."""
+    artifact = None
+    for i, line in enumerate(lines):
+        if line["kind"] == "correction":
             artifact = _artifact(line, i)
-        elif kind == "document":
-            documents.append(_document(line, i))
-        elif kind not in ("end", "collection"):
-            raise InvalidInput(f"line {i + 1}: unknown kind {kind!r}")
-    return header, artifact, documents
+    return lines[0], artifact, [line for line in lines if line["kind"] == "document"]
 
 
 def _artifact(line: dict, i: int) -> CorrectionArtifact:
     try:
         return CorrectionArtifact.from_bytes(base64.b64decode(line["artifact"], validate=True))
-    except (KeyError, TypeError, ValueError, ArtifactFormatError) as exc:
+    except (ValueError, ArtifactFormatError) as exc:
         raise InvalidInput(f"line {i + 1}: not a correction artifact ({exc})") from None
-
-
-def _document(line: dict, i: int) -> dict:
-    if not isinstance(line.get("id"), str) or not isinstance(line.get("text"), str):
-        raise InvalidInput(f"line {i + 1}: a document needs a string id and text")
-    if not 1 <= len(line["id"]) <= MAX_ID_LENGTH or PASSAGE_MARK in line["id"]:
-        raise InvalidInput(f"line {i + 1}: an id has 1 to {MAX_ID_LENGTH} characters, none of them U+001F")
-    if not isinstance(line.get("metadata", {}), dict):
-        raise InvalidInput(f"line {i + 1}: metadata must be an object")
-    return {"metadata": {}, "passages": "", "dtype": "float32", **line}
 
 
 def _record(doc: dict, dim: int) -> DocumentRecord:
@@ -164,9 +142,9 @@ def _record(doc: dict, dim: int) -> DocumentRecord:
         vectors = base64.b64decode(doc["vectors"], validate=True)
         rows = len(json.loads(doc["passages"])) if doc["passages"] else 1
         expected = rows * dim * np.dtype(doc["dtype"]).itemsize
-    except (KeyError, TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:
         raise InvalidInput(f"document {doc['id']!r}: unreadable vectors or passages ({exc})") from None
-    if doc["dtype"] not in ("float16", "float32") or len(vectors) != expected:
+    if len(vectors) != expected:
         raise InvalidInput(f"document {doc['id']!r}: {len(vectors)} bytes of {doc['dtype']} for {rows} passages")
     return DocumentRecord(doc["id"], doc["text"], json.dumps(doc["metadata"]), vectors, doc["passages"], doc["dtype"])
 
