@@ -26,7 +26,7 @@ class ApiKey(BaseModel):
     @model_validator(mode="after")
     def _not_blank(self) -> ApiKey:
         if not self.key.get_secret_value().strip():
-            raise ValueError("a key must be a non-blank token")
+            raise ValueError("a CE_API_KEYS key must be a non-blank token")
         return self
 
     def covers(self, collection: str) -> bool:
