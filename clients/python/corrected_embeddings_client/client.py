@@ -68,8 +68,7 @@ class Client:
 
     def collection(self, name: str) -> Client:
         """The same connection, scoped to collection `name`."""
-        scoped = Client(self._s.base_url, collection=name, max_retries=self._s.max_retries, http=self._http)
-        return scoped
+        return Client(self._s.base_url, collection=name, max_retries=self._s.max_retries, http=self._http)
 
     def close(self) -> None:
         self._http.close()
@@ -164,8 +163,7 @@ class AsyncClient:
         self._http = http or httpx.AsyncClient(base_url=self._s.base_url, headers=self._s.headers, timeout=timeout)
 
     def collection(self, name: str) -> AsyncClient:
-        scoped = AsyncClient(self._s.base_url, collection=name, max_retries=self._s.max_retries, http=self._http)
-        return scoped
+        return AsyncClient(self._s.base_url, collection=name, max_retries=self._s.max_retries, http=self._http)
 
     async def aclose(self) -> None:
         await self._http.aclose()
