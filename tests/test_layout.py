@@ -1,6 +1,7 @@
 """The layout a newcomer reads the architecture from: folders by role, short modules, a server that imports
 no offline or benchmark code, bundled data found through the package."""
 
+import ast
 import json
 import subprocess
 import sys
@@ -37,8 +38,80 @@ def test_bundled_corrections_and_sts_b_are_found_through_the_package():
     settings = Settings()
     assert settings.models_dir == MODELS_DIR == (APP / "bundled" / "models").resolve()
     assert sorted(p.name for p in MODELS_DIR.glob("*/*.npz")) == [
-        "cls.npz", "embedding_avg.npz", "first_last_avg.npz", "mean.npz",
-    ]  # fmt: skip
+        "cls.npz",
+        "embedding_avg.npz",
+        "first_last_avg.npz",
+        "mean.npz",
+    ]
     assert settings.tune_pairs == [STS_DIR / "sts-train.csv", STS_DIR / "sts-dev.csv"]
     assert all(p.is_file() for p in settings.tune_pairs)
     assert not settings.data_dir.is_absolute()  # under the working folder, never inside the installed package
+
+
+# The layers docs/development.md draws, lowest first: a module imports from its own layer or those below.
+LAYERS = [
+    "core",
+    "store",
+    "backbones",
+    "correction",
+    "engine",
+    "index",
+    "shards",
+    "services",
+    "offline",
+    "api",
+    "main",
+    "benchmarks",
+    "cli",
+    "__main__",
+]
+
+
+def app_imports(path) -> set[str]:
+    """Every app module `path` imports, at its top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("app."):
+            found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("app.")}
+    return found
+
+
+def layer_of(module: str) -> str:
+    return module.split(".")[1]
+
+
+def modules() -> dict[str, object]:
+    return {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p for p in APP.rglob("*.py")}
+
+
+def test_every_import_points_down_the_layers():
+    assert sorted({layer_of(m) for m in modules() if m != "app"}) == sorted(LAYERS)
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, path in modules().items()
+        if module != "app"
+        for target in app_imports(path)
+        if LAYERS.index(layer_of(target)) > LAYERS.index(layer_of(module))
+    )
+    assert upward == []
+
+
+def test_no_import_cycle_between_modules():
+    known = modules()
+    graph = {m: {t for t in app_imports(p) if t in known and t != m} for m, p in known.items()}
+    done: set[str] = set()
+
+    def cycle_from(module: str, path: list[str]) -> list[str] | None:
+        if module in path:
+            return path[path.index(module) :] + [module]
+        if module in done:
+            return None
+        for target in sorted(graph[module]):
+            if found := cycle_from(target, [*path, module]):
+                return found
+        done.add(module)
+        return None
+
+    assert [c for m in sorted(graph) if (c := cycle_from(m, []))] == []

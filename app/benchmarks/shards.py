@@ -18,7 +18,7 @@ from app.benchmarks.synthetic import GaussianMixture
 from app.benchmarks.throughput import percentile
 from app.core.stored_vectors import to_stored
 from app.index.builder import IndexBuilder
-from app.services.search import dense_hits
+from app.index.search_index import dense_hits
 from app.shards.deployment import ShardConfig, deploy, undeploy
 from app.shards.fanout import ShardedSearch
 from app.store.documents import DocumentRecord

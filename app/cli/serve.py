@@ -62,7 +62,7 @@ def index_documents(
         _index_on_ray(read_documents(corpus), address, workers)
         return
     from app.services.container import Services
-    from app.services.ingestion import Ingestion
+    from app.offline.ingestion import Ingestion
 
     settings = get_settings()
     # A batch is bounded by --batch alone: the per-request limits protect a server's other clients, not this run.

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from app.correction.pipeline import Correction
 from app.index.dense_scale import DenseScale
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
-from app.index.fusion import passage_key
+from app.index.fusion import best_passages, passage_key
 from app.index.lexical import LexicalIndex
 
 
@@ -72,3 +74,16 @@ class SearchIndex:
         """Let go of what lives outside memory (the lexical index's working folder)."""
         if self.lexical is not None:
             self.lexical.close()
+
+
+def dense_hits(index: SearchIndex, vector: np.ndarray, depth: int, allowed, exact=None) -> tuple[list, dict[str, int]]:
+    """The top `depth` documents by their best passage's cosine, and which passage that was; passages are
+    searched deeper until `depth` distinct documents are found or the index has no more."""
+    keys = index.keys_of(allowed) if allowed is not None and index.passages else allowed
+    size, want = len(index.dense), depth
+    while True:
+        (hits,) = index.dense.search(vector, want, allowed=keys, exact=exact)
+        docs, best = best_passages(hits)
+        if len(docs) >= depth or len(hits) < want or want >= size:
+            return docs[:depth], best
+        want = min(want * 4, size)

@@ -18,10 +18,10 @@ from app.core.tracing import span
 from app.index.dense_scale import measure as measure_scale
 from app.index.feedback import rocchio
 from app.index.filters import FilterError
-from app.index.fusion import Candidates, Ranking, best_passages, explanations, fuse, passage_key
+from app.index.fusion import Candidates, Ranking, explanations, fuse, passage_key
 from app.index.live import ServedIndex
 from app.index.passages import stored_spans
-from app.index.search_index import SearchIndex
+from app.index.search_index import SearchIndex, dense_hits
 from app.services.collection_service import CollectionService
 from app.services.documents import Document
 from app.services.embedding import EmbeddingService
@@ -225,19 +225,6 @@ class SearchService(CollectionService):
                 if len(out) == k:
                     return out
         return out
-
-
-def dense_hits(index: SearchIndex, vector: np.ndarray, depth: int, allowed, exact=None) -> tuple[list, dict[str, int]]:
-    """The top `depth` documents by their best passage's cosine, and which passage that was; passages are
-    searched deeper until `depth` distinct documents are found or the index has no more."""
-    keys = index.keys_of(allowed) if allowed is not None and index.passages else allowed
-    size, want = len(index.dense), depth
-    while True:
-        (hits,) = index.dense.search(vector, want, allowed=keys, exact=exact)
-        docs, best = best_passages(hits)
-        if len(docs) >= depth or len(hits) < want or want >= size:
-            return docs[:depth], best
-        want = min(want * 4, size)
 
 
 def exact_cosine(builder, index: SearchIndex, record: DocumentRecord, query: np.ndarray, cosines, best):

@@ -20,8 +20,8 @@ from app.correction.pipeline import Correction
 from app.index.builder import IndexBuilder
 from app.index.calibration import SearchDepth
 from app.index.live import LiveIndex
+from app.index.search_index import dense_hits
 from app.index.shards import Shard
-from app.services.search import dense_hits
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ from app.core.stored_vectors import to_stored
 from app.index.builder import IndexBuilder
 from app.index.key_index import SHARDED
 from app.index.live import LiveIndex
+from app.index.search_index import dense_hits
 from app.index.shards import Shard, merged, shard_of
-from app.services.search import dense_hits
 from app.store.documents import DocumentRecord
 
 DIM, KEY = 16, "sharded"

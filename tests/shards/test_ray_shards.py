@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from app.index.builder import IndexBuilder
-from app.services.search import dense_hits
+from app.index.search_index import dense_hits
 from app.shards.deployment import ShardConfig, deploy, undeploy
 from app.shards.fanout import ShardedSearch
 from tests.index.test_shards import DIM, KEY, put
