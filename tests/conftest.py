@@ -157,9 +157,13 @@ def tiny_bert(tmp_path_factory):
     tokenizer.save_pretrained(folder)
     torch.manual_seed(0)
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-        intermediate_size=64, max_position_embeddings=64,
-    )  # fmt: skip
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     BertModel(config).eval().save_pretrained(folder)
     return folder
 

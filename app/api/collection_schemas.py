@@ -26,9 +26,10 @@ class CollectionIn(Strict):
         description="Unique; `default` is the service's own.", json_schema_extra={"pattern": NAME_PATTERN}
     )
     backbone: Literal["onnx", "huggingface", "hashing"] | None = Field(
-        None, description="Default: CE_BACKBONE; others as CE_COLLECTION_BACKBONES allows.",
+        None,
+        description="Default: CE_BACKBONE; others as CE_COLLECTION_BACKBONES allows.",
         json_schema_extra=served(enum="backbones"),
-    )  # fmt: skip
+    )
     pooling: Literal["mean", "cls", "first_last_avg", "embedding_avg"] | None = Field(
         None, description="Default: CE_POOLING."
     )

@@ -10,7 +10,8 @@ from fastapi import Depends, Path, Request
 from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import NotReady
-from app.services.collections.registry import OPEN_WAIT, Collection
+from app.services.collections.collection import Collection
+from app.services.collections.registry import OPEN_WAIT
 from app.services.collections.spec import NAME
 from app.services.collections.wiring import CollectionServices
 from app.services.container import Services
@@ -38,9 +39,10 @@ async def get_collection_services(request: Request) -> Services | CollectionServ
 # The pattern is published, not checked here: a name that cannot exist is a 404 like one that does not.
 CollectionName = Annotated[
     str,
-    Path(description="The collection's name (`default`: the service's own).",
-         json_schema_extra={"pattern": NAME_PATTERN}),
-]  # fmt: skip
+    Path(
+        description="The collection's name (`default`: the service's own).", json_schema_extra={"pattern": NAME_PATTERN}
+    ),
+]
 
 
 async def hold_collection(request: Request, name: CollectionName) -> AsyncIterator[None]:

@@ -17,25 +17,36 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "ce_http_requests", "HTTP requests by route and status.", ["route", "method", "status"],
+            "ce_http_requests",
+            "HTTP requests by route and status.",
+            ["route", "method", "status"],
             registry=self.registry,
-        )  # fmt: skip
+        )
         self.latency = Histogram(
-            "ce_http_request_duration_seconds", "Time to answer, by route.", ["route", "method"],
-            buckets=LATENCY_BUCKETS, registry=self.registry,
-        )  # fmt: skip
-        self.round_texts = Histogram(
-            "ce_encoder_round_texts", "Texts encoded together in one round (batch size).",
-            buckets=ROUND_BUCKETS, registry=self.registry,
-        )  # fmt: skip
-        self.round_seconds = Histogram(
-            "ce_encoder_round_seconds", "Time the backbone took for one round.", buckets=LATENCY_BUCKETS,
+            "ce_http_request_duration_seconds",
+            "Time to answer, by route.",
+            ["route", "method"],
+            buckets=LATENCY_BUCKETS,
             registry=self.registry,
-        )  # fmt: skip
+        )
+        self.round_texts = Histogram(
+            "ce_encoder_round_texts",
+            "Texts encoded together in one round (batch size).",
+            buckets=ROUND_BUCKETS,
+            registry=self.registry,
+        )
+        self.round_seconds = Histogram(
+            "ce_encoder_round_seconds",
+            "Time the backbone took for one round.",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self.imported = Counter(
-            "ce_imported_documents", "Documents imported: written from their exported vectors, encoded, or skipped "
-            "as already stored.", ["collection", "how"], registry=self.registry,
-        )  # fmt: skip
+            "ce_imported_documents",
+            "Documents imported: written from their exported vectors, encoded, or skipped as already stored.",
+            ["collection", "how"],
+            registry=self.registry,
+        )
         self._services: Callable[[], object] | None = None
         self.registry.register(_ServiceCollector(self))
 
@@ -63,10 +74,14 @@ class _ServiceCollector:
             return
         stats = service.engine.stats()
         yield GaugeMetricFamily("ce_encoder_queue_texts", "Texts waiting to be encoded.", value=stats["queued_texts"])
-        yield CounterMetricFamily("ce_encoder_texts_encoded", "Texts the default backbone encoded.",
-                                  value=stats["texts_encoded"])  # fmt: skip
-        yield CounterMetricFamily("ce_encoder_texts_dropped", "Texts never encoded: their request timed out (504) "
-                                  "or was given up first.", value=stats["texts_dropped"])  # fmt: skip
+        yield CounterMetricFamily(
+            "ce_encoder_texts_encoded", "Texts the default backbone encoded.", value=stats["texts_encoded"]
+        )
+        yield CounterMetricFamily(
+            "ce_encoder_texts_dropped",
+            "Texts never encoded: their request timed out (504) or was given up first.",
+            value=stats["texts_dropped"],
+        )
         yield GaugeMetricFamily(
             "ce_index_documents", "Documents in the served index.", value=service.served.current.documents
         )
@@ -83,10 +98,12 @@ class _ServiceCollector:
             },
         )
         yield info
-        documents = GaugeMetricFamily("ce_collection_documents", "Documents in each open collection's index.",
-                                      labels=["collection"])  # fmt: skip
-        served = InfoMetricFamily("ce_collection", "Each open collection's backbone, pooling and correction.",
-                                  labels=["collection"])  # fmt: skip
+        documents = GaugeMetricFamily(
+            "ce_collection_documents", "Documents in each open collection's index.", labels=["collection"]
+        )
+        served = InfoMetricFamily(
+            "ce_collection", "Each open collection's backbone, pooling and correction.", labels=["collection"]
+        )
         drift = GaugeMetricFamily(
             "ce_index_drift",
             "Documents each index differs from the store by at the last check (a drifted one is rebuilt).",
@@ -99,9 +116,14 @@ class _ServiceCollector:
                 for name, found in (("dense", check.dense), ("lexical", check.lexical)):
                     if found is not None:
                         drift.add_metric([collection.spec.name, name], found.count)
-            served.add_metric([collection.spec.name], {"backbone": collection.spec.backbone,
-                                                       "pooling": collection.spec.pooling,
-                                                       "correction": index.correction_id or "none"})  # fmt: skip
+            served.add_metric(
+                [collection.spec.name],
+                {
+                    "backbone": collection.spec.backbone,
+                    "pooling": collection.spec.pooling,
+                    "correction": index.correction_id or "none",
+                },
+            )
         yield documents
         yield served
         yield drift

@@ -107,8 +107,9 @@ def exclusive_forms(*forms: tuple[Iterable[str], Iterable[str], dict | None]) ->
         schema.pop("required", None)
         schema.pop("additionalProperties", None)
         schema.pop("type", None)
-        schema["oneOf"] = [_form(properties, list(required), list(optional), narrowed or {})
-                           for required, optional, narrowed in forms]  # fmt: skip
+        schema["oneOf"] = [
+            _form(properties, list(required), list(optional), narrowed or {}) for required, optional, narrowed in forms
+        ]
 
     return rewrite
 

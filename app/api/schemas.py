@@ -63,8 +63,13 @@ def _bounded_metadata(value: dict[str, Any]) -> dict[str, Any]:
 
 
 Metadata = Annotated[dict[str, Any], AfterValidator(_bounded_metadata)]
-SCHEMA_BOUNDS = {"max_items": MAX_ITEMS, "max_filter_keys": MAX_FILTER_KEYS, "max_metadata_keys": MAX_METADATA_KEYS,
-                 "max_metadata_depth": MAX_METADATA_DEPTH, "max_metadata_bytes": MAX_METADATA_BYTES}  # fmt: skip
+SCHEMA_BOUNDS = {
+    "max_items": MAX_ITEMS,
+    "max_filter_keys": MAX_FILTER_KEYS,
+    "max_metadata_keys": MAX_METADATA_KEYS,
+    "max_metadata_depth": MAX_METADATA_DEPTH,
+    "max_metadata_bytes": MAX_METADATA_BYTES,
+}
 
 
 PER_REQUEST = served(maxItems="max_texts")  # CE_MAX_TEXTS, at most MAX_ITEMS
@@ -216,9 +221,10 @@ class EmbeddingsRequest(Strict):
     )
     model: StrictStr = Field(
         description="The served model's id, or a collection's name: GET /v1/models lists them.",
-        json_schema_extra={"anyOf": [{"type": "string", **served(enum="model")},
-                                     {"type": "string", "pattern": f"^{NAME.pattern}$"}]},
-    )  # fmt: skip
+        json_schema_extra={
+            "anyOf": [{"type": "string", **served(enum="model")}, {"type": "string", "pattern": f"^{NAME.pattern}$"}]
+        },
+    )
     encoding_format: Literal["float", "base64"] = "float"
     dimensions: StrictInt | None = Field(None, ge=1, description="Keep the first k whitened dims (k <= served dim).")
     user: StrictStr | None = None

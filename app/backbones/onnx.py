@@ -65,9 +65,15 @@ def export_graph(model_path: Path, pooling: Pooling, out: Path) -> None:
     axes = {name: {0: "batch", 1: "tokens"} for name in names} | {"vector": {0: "batch"}}
     with torch.inference_mode():
         torch.onnx.export(
-            Pooled(), (ids, mask, torch.zeros_like(ids), torch.ones(ids.shape)), str(out), input_names=names,
-            output_names=["vector"], dynamic_axes=axes, opset_version=OPSET, dynamo=False,
-        )  # fmt: skip
+            Pooled(),
+            (ids, mask, torch.zeros_like(ids), torch.ones(ids.shape)),
+            str(out),
+            input_names=names,
+            output_names=["vector"],
+            dynamic_axes=axes,
+            opset_version=OPSET,
+            dynamo=False,
+        )
     fuse_transformer_ops(out, heads=model.config.num_attention_heads, hidden=model.config.hidden_size)
 
 
@@ -195,9 +201,14 @@ class OnnxBackbone:
         self.batch_size, self.max_batch_tokens = batch_size, max_batch_tokens
         weights = hash_weights(model_path)
         self.fingerprint = make_fingerprint(
-            model=self.name, weights=weights, pooling=pooling, max_length=self.max_length,
-            runtime="onnxruntime", quantize=quantize, graph=GRAPH_VERSION,
-        )  # fmt: skip
+            model=self.name,
+            weights=weights,
+            pooling=pooling,
+            max_length=self.max_length,
+            runtime="onnxruntime",
+            quantize=quantize,
+            graph=GRAPH_VERSION,
+        )
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.intra_op_num_threads = threads or os.cpu_count() or 1
@@ -227,8 +238,12 @@ class OnnxBackbone:
         weights = np.ones(input_ids.shape, dtype=np.float32)
         if token_weights is not None:
             weights = np.asarray(token_weights, dtype=np.float32)[input_ids]
-        feed = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids),
-                "token_weights": weights}  # fmt: skip
+        feed = {
+            "input_ids": input_ids,
+            "attention_mask": mask,
+            "token_type_ids": np.zeros_like(input_ids),
+            "token_weights": weights,
+        }
         return {k: v for k, v in feed.items() if k in self._inputs}
 
     def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:

@@ -25,8 +25,13 @@ def hidden_states(model, pooling: str, mask, token_type_ids, *, input_ids=None, 
     pooling = pooling_named(pooling)
     if pooling == Pooling.EMBEDDING_AVG:  # no transformer layer at all
         return (model.embeddings(input_ids=input_ids, inputs_embeds=inputs_embeds, token_type_ids=token_type_ids),)
-    out = model(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=mask, token_type_ids=token_type_ids,
-                output_hidden_states=pooling == Pooling.FIRST_LAST_AVG)  # fmt: skip
+    out = model(
+        input_ids=input_ids,
+        inputs_embeds=inputs_embeds,
+        attention_mask=mask,
+        token_type_ids=token_type_ids,
+        output_hidden_states=pooling == Pooling.FIRST_LAST_AVG,
+    )
     return out.hidden_states if pooling == Pooling.FIRST_LAST_AVG else (out.last_hidden_state,)
 
 

@@ -28,8 +28,10 @@ def run_collections(url: str, pid: int, texts: list[str], *, other_pooling: str 
         _fill(conn, "", texts)
         time.sleep(SETTLE_S)
         steps["one_collection_mb"] = rss_mb(pid)
-        others = {"two_sharing_one_backbone_mb": {"name": "second"},
-                  f"plus_one_on_{other_pooling}_mb": {"name": "third", "pooling": other_pooling}}  # fmt: skip
+        others = {
+            "two_sharing_one_backbone_mb": {"name": "second"},
+            f"plus_one_on_{other_pooling}_mb": {"name": "third", "pooling": other_pooling},
+        }
         for name, body in others.items():
             if conn.post_json("/collections", body) != 201:
                 raise RuntimeError(f"POST /collections {body} failed")
@@ -39,5 +41,9 @@ def run_collections(url: str, pid: int, texts: list[str], *, other_pooling: str 
     finally:
         conn.close()
     one = steps.pop("one_collection_mb")
-    return {"documents_each": len(texts), "one_collection_mb": round(one), **{k: round(v) for k, v in steps.items()},
-            **{k.removesuffix("_mb") + "_ratio": round(v / one, 3) for k, v in steps.items()}}  # fmt: skip
+    return {
+        "documents_each": len(texts),
+        "one_collection_mb": round(one),
+        **{k: round(v) for k, v in steps.items()},
+        **{k.removesuffix("_mb") + "_ratio": round(v / one, 3) for k, v in steps.items()},
+    }

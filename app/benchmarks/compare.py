@@ -89,8 +89,10 @@ def markdown_table(rows: list[ComparisonRow]) -> str:
     ]
     for label in labels:
         present = [cell[(label, p)] for p in poolings if (label, p) in cell]
-        scores = [f"{cell[(label, p)].spearman:.2f} ({cell[(label, p)].dim})" if (label, p) in cell else "n/a"
-                  for p in poolings]  # fmt: skip
+        scores = [
+            f"{cell[(label, p)].spearman:.2f} ({cell[(label, p)].dim})" if (label, p) in cell else "n/a"
+            for p in poolings
+        ]
         fit_s = "/".join(f"{r.fit_seconds:.1f}" for r in present)
         apply_ms = max(r.apply_ms_per_1000 for r in present)
         lines.append(f"| {label} | " + " | ".join(scores) + f" | {fit_s} | {apply_ms:.2f} |")
@@ -98,5 +100,12 @@ def markdown_table(rows: list[ComparisonRow]) -> str:
 
 
 def as_records(rows: list[ComparisonRow]) -> list[dict]:
-    return [{**asdict(r), "spearman": round(r.spearman, 2), "fit_seconds": round(r.fit_seconds, 2),
-             "apply_ms_per_1000": round(r.apply_ms_per_1000, 3)} for r in rows]  # fmt: skip
+    return [
+        {
+            **asdict(r),
+            "spearman": round(r.spearman, 2),
+            "fit_seconds": round(r.fit_seconds, 2),
+            "apply_ms_per_1000": round(r.apply_ms_per_1000, 3),
+        }
+        for r in rows
+    ]

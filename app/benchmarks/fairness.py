@@ -39,8 +39,10 @@ def encoder_counts(url: str) -> dict[str, float]:
     with urllib.request.urlopen(f"{url}/metrics", timeout=30) as response:
         lines = response.read().decode().splitlines()
     wanted = {"ce_encoder_texts_encoded_total": "encoded", "ce_encoder_texts_dropped_total": "dropped"}
-    return {wanted[name]: float(value) for name, value in (ln.split()[:2] for ln in lines if ln.split()[:1]
-            and ln.split()[0] in wanted)}  # fmt: skip
+    return {
+        wanted[name]: float(value)
+        for name, value in (ln.split()[:2] for ln in lines if ln.split()[:1] and ln.split()[0] in wanted)
+    }
 
 
 def timed_post(url: str, path: str, body: dict) -> tuple[int, float]:
@@ -72,8 +74,9 @@ def probe_while(url: str, busy: threading.Event | None, count: int = 0) -> dict:
 
 def maximum_body(url: str, docs: list[dict]) -> dict:
     """The documented maximum POST /documents: its status, how long the answer took, the tokens the server counted."""
-    request = urllib.request.Request(f"{url}/documents", json.dumps({"documents": docs}).encode(),
-                                     {"Content-Type": "application/json"})  # fmt: skip
+    request = urllib.request.Request(
+        f"{url}/documents", json.dumps({"documents": docs}).encode(), {"Content-Type": "application/json"}
+    )
     began = time.perf_counter()
     try:
         with urllib.request.urlopen(request, timeout=600) as response:

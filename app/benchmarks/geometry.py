@@ -14,8 +14,10 @@ def geometry_points(test: TuningPairs, correction: Correction, adapted: TuningPa
     """Alignment (pairs with gold >= POSITIVE_GOLD) and uniformity (each test sentence once) of the raw space, the
     corrected one and, when given, the adapted model's own space (`test` carries its texts)."""
     texts = test.texts[0] + test.texts[1]
-    spaces = {"raw": test, "corrected": TuningPairs(correction.apply(test.left), correction.apply(test.right),
-                                                    test.gold)}  # fmt: skip
+    spaces = {
+        "raw": test,
+        "corrected": TuningPairs(correction.apply(test.left), correction.apply(test.right), test.gold),
+    }
     if adapted is not None:
         spaces["adapted"] = adapted
     return {name: alignment_uniformity(p.left, p.right, p.gold, texts) for name, p in spaces.items()}

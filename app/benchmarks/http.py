@@ -28,8 +28,9 @@ def free_port() -> int:
 
 def start_service(env: dict[str, str], url: str, log: IO[bytes], *, cwd=None, timeout: float = 180.0):
     """`python -m app serve` in a child process (stderr to `log`), returned once GET /ready answers 200."""
-    proc = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=cwd, env=env,
-                            stdout=subprocess.DEVNULL, stderr=log)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve"], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=log
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

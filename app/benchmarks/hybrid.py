@@ -21,8 +21,12 @@ from app.store.documents import DocumentRecord
 
 WRITE_BATCH = 5000
 MODES = ("dense", "lexical", "hybrid", "hybrid_feedback")
-ASKED = {"dense": {"mode": "dense"}, "lexical": {"mode": "lexical"}, "hybrid": {"mode": "hybrid"},
-         "hybrid_feedback": {"mode": "hybrid", "feedback_docs": 3, "feedback_weight": 1.0}}  # fmt: skip
+ASKED = {
+    "dense": {"mode": "dense"},
+    "lexical": {"mode": "lexical"},
+    "hybrid": {"mode": "hybrid"},
+    "hybrid_feedback": {"mode": "hybrid", "feedback_docs": 3, "feedback_weight": 1.0},
+}
 
 
 def synthetic_records(sentences: list[str], raw: np.ndarray, n: int, *, seed: int = 0):
@@ -36,8 +40,9 @@ def synthetic_records(sentences: list[str], raw: np.ndarray, n: int, *, seed: in
         picks = rng.integers(0, len(sentences), size=(size, 3))
         stored = [to_stored(v) for v in vectors]  # (bytes, dtype) as the service keeps them: float16
         texts = [" ".join(sentences[j] for j in row) for row in picks]
-        yield [DocumentRecord(f"d{start + i}", texts[i], "{}", data, "", dtype)
-               for i, (data, dtype) in enumerate(stored)]  # fmt: skip
+        yield [
+            DocumentRecord(f"d{start + i}", texts[i], "{}", data, "", dtype) for i, (data, dtype) in enumerate(stored)
+        ]
 
 
 def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool = True) -> dict:
@@ -62,8 +67,12 @@ def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool =
         services.served.rebuild(services.correction, "benchmark documents written").result()
         build_s = time.perf_counter() - started
         asked = [s for s in sentences if len(s.split()) <= 8][:queries]
-        figures = {"n": n, "queries": len(asked), "build_s": round(build_s, 1),
-                   "redis_bytes_per_doc": round(redis_per_doc)}  # fmt: skip
+        figures = {
+            "n": n,
+            "queries": len(asked),
+            "build_s": round(build_s, 1),
+            "redis_bytes_per_doc": round(redis_per_doc),
+        }
         for mode in MODES:
             for q in asked[:20]:  # warm caches
                 services.search.search(q, 10, **ASKED[mode])
@@ -72,8 +81,10 @@ def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool =
                 start = time.perf_counter()
                 services.search.search(q, 10, **ASKED[mode])
                 seconds.append(time.perf_counter() - start)
-            figures[mode] = {"p50_ms": round(percentile(seconds, 50) * 1000, 2),
-                             "p99_ms": round(percentile(seconds, 99) * 1000, 2)}  # fmt: skip
+            figures[mode] = {
+                "p50_ms": round(percentile(seconds, 50) * 1000, 2),
+                "p99_ms": round(percentile(seconds, 99) * 1000, 2),
+            }
         figures["feedback_p50_ratio"] = round(figures["hybrid_feedback"]["p50_ms"] / figures["hybrid"]["p50_ms"], 2)
         index = services.served.current
         figures["passages"] = len(index.dense)

@@ -46,8 +46,15 @@ def field_labels(values: list) -> tuple[np.ndarray, list[str]]:
     return np.array(labels, dtype=np.int64), names
 
 
-def plot_spaces(path: Path, spaces: dict[str, np.ndarray], labels: np.ndarray, names: list[str], title: str,
-                *, ordered: bool = False) -> Path:  # fmt: skip
+def plot_spaces(
+    path: Path,
+    spaces: dict[str, np.ndarray],
+    labels: np.ndarray,
+    names: list[str],
+    title: str,
+    *,
+    ordered: bool = False,
+) -> Path:
     """One column per space (rows in the order of `labels`), a PCA row and a t-SNE row, and a row of random-pair
     cosine histograms; colour i is `names[i]`, on a sequential scale when the names are `ordered` (gold)."""
     import matplotlib

@@ -145,9 +145,14 @@ def write_markdown(path: Path, results: list[PoolingResult], *, backbone: str, s
             f"- {r.pooling}: `{r.auto.method}` {r.auto.params}, tuning score {sel.get('score')} "
             f"(raw {sel.get('raw_score')}, gain lower bound {sel.get('gain_lower_bound')})"
         )
-    lines += ["", "Alignment (pairs with gold >= 4) and uniformity (each distinct test sentence once) on "
-              f"`{sources['test']}`: Wang & Isola's two losses, lower is better for both.", "",
-              "| pooling | space | alignment | uniformity |", "|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "Alignment (pairs with gold >= 4) and uniformity (each distinct test sentence once) on "
+        f"`{sources['test']}`: Wang & Isola's two losses, lower is better for both.",
+        "",
+        "| pooling | space | alignment | uniformity |",
+        "|---|---|---|---|",
+    ]
     lines += [row for r in results for row in geometry_rows(r.pooling, r.geometry)]
     for r in results:
         lines += ["", f"## {r.pooling}: isotropy of the fitting corpus, raw vs `auto`", ""]

@@ -18,7 +18,8 @@ from app.correction.registry import find_bundled
 from app.index.factories import ivf_lists
 from app.index.faiss_index import VectorIndex
 from app.offline.datasets import corpus_sha256, read_corpus
-from app.offline.fit import encode_all, fit_from_vectors
+from app.offline.encoding import encode_all
+from app.offline.fit import fit_from_vectors
 
 K = 10
 
@@ -107,17 +108,33 @@ def figures(name, index: VectorIndex, truth: np.ndarray, seconds, found, build_s
     )
 
 
-def measure_streamed(mixture: GaussianMixture, n: int, asked: np.ndarray, *, factory: str, recall: float,
-                     work_dir: Path, progress: bool = True) -> SearchFigures:  # fmt: skip
+def measure_streamed(
+    mixture: GaussianMixture,
+    n: int,
+    asked: np.ndarray,
+    *,
+    factory: str,
+    recall: float,
+    work_dir: Path,
+    progress: bool = True,
+) -> SearchFigures:
     """`n` mixture documents built a chunk at a time, never all in memory; a compressed index re-ranks from
     their float16 copy on disk, as the service re-ranks from Redis."""
     with scratch_dir(work_dir) as folder:
-        built = streamed_build(mixture, n, asked, factory=factory, recall=recall, work_dir=Path(folder),
-                               progress=progress)  # fmt: skip
+        built = streamed_build(
+            mixture, n, asked, factory=factory, recall=recall, work_dir=Path(folder), progress=progress
+        )
         seconds, found = one_thread_latencies(built.index, asked, exact=built.exact if built.index.lossy else None)
-        return figures("synthetic", built.index, built.truth, seconds, found, built.build_s,
-                       resident_mb=round(built.resident_bytes / 1e6, 1),
-                       stored_mb=round(built.stored.nbytes / 1e6, 1))  # fmt: skip
+        return figures(
+            "synthetic",
+            built.index,
+            built.truth,
+            seconds,
+            found,
+            built.build_s,
+            resident_mb=round(built.resident_bytes / 1e6, 1),
+            stored_mb=round(built.stored.nbytes / 1e6, 1),
+        )
 
 
 def held_out(vectors: np.ndarray, queries: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -180,8 +197,15 @@ def run(settings, sts_dir: Path, *, n: int, dim: int | None, queries: int, facto
     corrected, correction_id = served_vectors(settings, sts_dir, dim)
     mixture = GaussianMixture.fit(corrected)
     asked = mixture.sample(queries, seed=2)
-    synthetic = measure_streamed(mixture, n, asked, factory=factory, recall=settings.index_recall,
-                                 work_dir=settings.data_dir / "bench", progress=progress)  # fmt: skip
+    synthetic = measure_streamed(
+        mixture,
+        n,
+        asked,
+        factory=factory,
+        recall=settings.index_recall,
+        work_dir=settings.data_dir / "bench",
+        progress=progress,
+    )
     real_docs, real_queries = held_out(corrected, queries)
     real = [
         measure("sts", real_docs, real_queries, factory=factory, recall=settings.index_recall),

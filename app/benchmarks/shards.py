@@ -76,10 +76,16 @@ def killed_and_back(sharded: ShardedSearch, query: np.ndarray, shard: int) -> di
             break
         time.sleep(0.25)
     after = sharded.status()[shard]
-    return {"shard": shard, "killed_pid": before["pid"], "restarted_pid": after["pid"] if after else None,
-            "seconds_until_whole": round(time.monotonic() - killed, 1), "searches_meanwhile": len(answers),
-            "partial_answers": sum(answers), "missing_named": sorted(missing),
-            "reopened_from": after["opened"] if after else None}  # fmt: skip
+    return {
+        "shard": shard,
+        "killed_pid": before["pid"],
+        "restarted_pid": after["pid"] if after else None,
+        "seconds_until_whole": round(time.monotonic() - killed, 1),
+        "searches_meanwhile": len(answers),
+        "partial_answers": sum(answers),
+        "missing_named": sorted(missing),
+        "reopened_from": after["opened"] if after else None,
+    }
 
 
 def run(settings, sts_dir: Path, *, n: int, shards: int, nodes: int, queries: int) -> dict:
@@ -109,8 +115,14 @@ def run(settings, sts_dir: Path, *, n: int, shards: int, nodes: int, queries: in
             for _ in range(nodes - 1):
                 cluster.add_node(num_cpus=cpus)
             ray.init(address=cluster.address, log_to_driver=False)
-            config = ShardConfig.of(settings.model_copy(update=SHARD_SETTINGS | {"data_dir": Path(folder)}),
-                                    COLLECTION, dim, "synthetic", None, url)  # fmt: skip
+            config = ShardConfig.of(
+                settings.model_copy(update=SHARD_SETTINGS | {"data_dir": Path(folder)}),
+                COLLECTION,
+                dim,
+                "synthetic",
+                None,
+                url,
+            )
             started = time.perf_counter()
             sharded = ShardedSearch(deploy(config, COLLECTION, shards))
             shards_s = time.perf_counter() - started
@@ -128,15 +140,24 @@ def run(settings, sts_dir: Path, *, n: int, shards: int, nodes: int, queries: in
             kill = killed_and_back(sharded, asked[:1], shards // 2)
             after = sharded.status()
             return {
-                "n": n, "dim": dim, "shards": shards, "nodes": len(ray.nodes()),
+                "n": n,
+                "dim": dim,
+                "shards": shards,
+                "nodes": len(ray.nodes()),
                 "shard_nodes": len({s["node"] for s in placed}),
                 "documents_per_shard": [s["documents"] for s in placed],
-                "store_s": round(store_s, 1), "single_build_s": round(whole_s, 1), "shards_open_s": round(shards_s, 1),
-                "queries": queries, "same_top10": same, "same_top10_share": round(same / queries, 4),
-                "single": latency(single_s), "sharded": latency(sharded_s),
-                "kill": kill, "documents_after": sum(s["documents"] for s in after if s),
+                "store_s": round(store_s, 1),
+                "single_build_s": round(whole_s, 1),
+                "shards_open_s": round(shards_s, 1),
+                "queries": queries,
+                "same_top10": same,
+                "same_top10_share": round(same / queries, 4),
+                "single": latency(single_s),
+                "sharded": latency(sharded_s),
+                "kill": kill,
+                "documents_after": sum(s["documents"] for s in after if s),
                 "stored": store.documents.count(COLLECTION),
-            }  # fmt: skip
+            }
         finally:
             if cluster is not None:
                 undeploy(COLLECTION)

@@ -45,9 +45,15 @@ class StreamedBuild:
 
 
 def streamed_build(
-    mixture: GaussianMixture, n: int, asked: np.ndarray, *, factory: str, recall: float, work_dir: Path,
+    mixture: GaussianMixture,
+    n: int,
+    asked: np.ndarray,
+    *,
+    factory: str,
+    recall: float,
+    work_dir: Path,
     progress: bool = True,
-) -> StreamedBuild:  # fmt: skip
+) -> StreamedBuild:
     """Draw n documents in chunks into the index the service builds from its store (`ChunkedBuild`), a float16
     copy on disk and the exact top-10 of `asked`; a compressed index calibrates its re-rank on the copy."""
     exact = ExactTopK(np.ascontiguousarray(asked))

@@ -16,8 +16,9 @@ BATCH = 128
 def call(url: str, path: str, body: dict | None = None, method: str | None = None) -> tuple[int, object]:
     """Status and JSON answer of one request (the standard library's client: benchmarks install nothing)."""
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url + path, data, {"Content-Type": "application/json"},
-                                     method=method or ("POST" if data else "GET"))  # fmt: skip
+    request = urllib.request.Request(
+        url + path, data, {"Content-Type": "application/json"}, method=method or ("POST" if data else "GET")
+    )
     try:
         with urllib.request.urlopen(request, timeout=600) as response:
             return response.status, json.loads(response.read() or b"null")
@@ -33,8 +34,11 @@ def tune_over_http(url: str, collection: JudgedCorpus, *, poll: float = 2.0) -> 
         status, answer = call(url, "/documents", {"documents": docs[start : start + BATCH]})
         if status != 201:
             raise RuntimeError(f"POST /documents: {status} {answer}")
-    judged = [{"query": text, "id": d, "grade": g} for q, text in zip(collection.query_ids, collection.query_texts,
-              strict=True) for d, g in collection.qrels[q].items()]  # fmt: skip
+    judged = [
+        {"query": text, "id": d, "grade": g}
+        for q, text in zip(collection.query_ids, collection.query_texts, strict=True)
+        for d, g in collection.qrels[q].items()
+    ]
     for start in range(0, len(judged), BATCH):
         status, answer = call(url, "/collections/default/judgments", {"judgments": judged[start : start + BATCH]})
         if status != 201:

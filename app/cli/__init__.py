@@ -10,11 +10,12 @@ from app.cli.adaptation import adapt_backbone
 from app.cli.backups import export_collection, import_collection
 from app.cli.benchmarks import bench, bench_collections, bench_search, bench_shards, load
 from app.cli.collections import collections
-from app.cli.corrections import eval_search, evaluate, fit, isotropy
+from app.cli.corrections import evaluate, fit, isotropy
 from app.cli.export import export_onnx
 from app.cli.integrity import verify
 from app.cli.ranking import known_items, tune
 from app.cli.reports import compare, report, spaces
+from app.cli.search_eval import eval_search
 from app.cli.serve import index_documents, serve
 from app.cli.service_benchmarks import bench_fairness, bench_tune
 

@@ -71,9 +71,20 @@ def adapt_backbone(
 
     settings = settings_for(pooling)
     views = tuple(a.strip() for a in (augment or "").split(",") if a.strip())
-    config = AdaptConfig(method, settings.pooling, epochs, batch_size, lr, max_length=max_length, seconds=seconds,
-                         eval_steps=eval_steps, augment=views, head=head, regularize=regularize,
-                         reg_weight=reg_weight)  # fmt: skip
+    config = AdaptConfig(
+        method,
+        settings.pooling,
+        epochs,
+        batch_size,
+        lr,
+        max_length=max_length,
+        seconds=seconds,
+        eval_steps=eval_steps,
+        augment=views,
+        head=head,
+        regularize=regularize,
+        reg_weight=reg_weight,
+    )
     config.views  # noqa: B018 - an unknown augmentation, or nothing to train, stops here, before any training
     path, _ = local_model(settings)
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
@@ -81,27 +92,45 @@ def adapt_backbone(
     files = tune_pairs or settings.tune_pairs
     sentences = read_corpus(corpus)
     pairs, dropped = held_out_pairs([read_pairs(f) for f in files], set() if keep_seen_pairs else set(sentences))
-    typer.echo(f"tuning pairs: {sum(map(len, pairs))} scored, {dropped} dropped (a sentence is in the corpus)",
-               err=True)  # fmt: skip
+    typer.echo(
+        f"tuning pairs: {sum(map(len, pairs))} scored, {dropped} dropped (a sentence is in the corpus)", err=True
+    )
     score = TuningScorer(model, tokenizer, pairs, config.pooling, select)
     result = adapt(model, tokenizer, sentences, score, config)
-    cosine = {"start": round(result.penalties[0], 6) if result.penalties else None,
-              "kept": round(embedding_cosine(model).item(), 6)}  # fmt: skip
-    summary = {"method": method, "views": list(config.views), "head": head, "pooling": config.pooling,
-               "regularize": regularize, "reg_weight": reg_weight, "embedding_cosine": cosine,
-               "steps": result.steps, "seconds": result.seconds, "tuned_on": "+".join(Path(f).name for f in files),
-               "tuning_pairs": sum(map(len, pairs)), "tuning_pairs_dropped": dropped,
-               "start_score": round(result.start_score, 2), "best_score": round(result.best_score, 2),
-               "best_step": result.best_step, "selected_on": select, "scores": result.scores,
-               "checks": [{"step": step, **row} for (step, _), row in zip(result.scores, score.log, strict=True)],
-               "from": str(path)}  # fmt: skip
+    cosine = {
+        "start": round(result.penalties[0], 6) if result.penalties else None,
+        "kept": round(embedding_cosine(model).item(), 6),
+    }
+    summary = {
+        "method": method,
+        "views": list(config.views),
+        "head": head,
+        "pooling": config.pooling,
+        "regularize": regularize,
+        "reg_weight": reg_weight,
+        "embedding_cosine": cosine,
+        "steps": result.steps,
+        "seconds": result.seconds,
+        "tuned_on": "+".join(Path(f).name for f in files),
+        "tuning_pairs": sum(map(len, pairs)),
+        "tuning_pairs_dropped": dropped,
+        "start_score": round(result.start_score, 2),
+        "best_score": round(result.best_score, 2),
+        "best_step": result.best_step,
+        "selected_on": select,
+        "scores": result.scores,
+        "checks": [{"step": step, **row} for (step, _), row in zip(result.scores, score.log, strict=True)],
+        "from": str(path),
+    }
     typer.echo(json.dumps(summary), err=True)
     if not result.improved and not force:
         scored = "with the auto correction on top" if select == "auto" else "raw"
         steps = max((value for step, value in result.scores if step > 0), default=None)
-        raise fail(f"not written: no step beat the starting model on {summary['tuned_on']}, {scored} (start "
-                   f"{result.start_score:.2f}, best step {steps}); --force writes it anyway",
-                   EXIT_BAD_INPUT)  # fmt: skip
+        raise fail(
+            f"not written: no step beat the starting model on {summary['tuned_on']}, {scored} (start "
+            f"{result.start_score:.2f}, best step {steps}); --force writes it anyway",
+            EXIT_BAD_INPUT,
+        )
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)

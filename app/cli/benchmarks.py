@@ -93,8 +93,10 @@ def bench(
         "server_peak_rss_mb": round(rss, 1),
     }
     if not as_json:
-        typer.echo(f"limit (in-process, batch {best_batch}): {limit:.0f} sentences/s; "
-                   f"sentence-transformers in-process: {baseline:.0f} sentences/s")  # fmt: skip
+        typer.echo(
+            f"limit (in-process, batch {best_batch}): {limit:.0f} sentences/s; "
+            f"sentence-transformers in-process: {baseline:.0f} sentences/s"
+        )
         typer.echo("in-process limit of each runtime: " + ", ".join(f"{k} {v:.0f}/s" for k, v in limits.items()))
         for name in patterns:
             summary = result[name]
@@ -178,11 +180,14 @@ def bench_search(
         raise fail(str(exc), EXIT_BAD_INPUT) from None
     if hybrid_docs:
         result["hybrid"] = modes = hybrid.run(settings, STS_DIR, n=hybrid_docs)
-        typer.echo(f"search service, {hybrid_docs:,} documents, one short query: " + ", ".join(
-            f"{m} p50 {modes[m]['p50_ms']} ms / p99 {modes[m]['p99_ms']} ms" for m in hybrid.MODES
-        ) + f" (feedback: {modes['feedback_p50_ratio']}x hybrid's p50)"
-          f"; lexical index {modes['lexical_bytes_per_doc']:.0f} bytes per document; Redis "
-          f"{modes['redis_bytes_per_doc']:,} bytes per document", err=True)  # fmt: skip
+        typer.echo(
+            f"search service, {hybrid_docs:,} documents, one short query: "
+            + ", ".join(f"{m} p50 {modes[m]['p50_ms']} ms / p99 {modes[m]['p99_ms']} ms" for m in hybrid.MODES)
+            + f" (feedback: {modes['feedback_p50_ratio']}x hybrid's p50)"
+            f"; lexical index {modes['lexical_bytes_per_doc']:.0f} bytes per document; Redis "
+            f"{modes['redis_bytes_per_doc']:,} bytes per document",
+            err=True,
+        )
     if not as_json:
         from app.benchmarks.search import SearchFigures
 

@@ -10,8 +10,9 @@ import typer
 
 from app.cli.options import EXIT_BAD_INPUT, JsonOpt, fail, guarded, settings_for
 
-collections = typer.Typer(help="Named collections: each its own backbone, pooling, correction and index.",
-                          no_args_is_help=True)  # fmt: skip
+collections = typer.Typer(
+    help="Named collections: each its own backbone, pooling, correction and index.", no_args_is_help=True
+)
 
 
 def _services():
@@ -34,8 +35,10 @@ def list_collections(as_json: JsonOpt = False) -> None:
         if as_json:
             typer.echo(json.dumps({k: v for k, v in c.items() if k != "index"}))
         else:
-            typer.echo(f"{c['name']}: {c['backbone']}/{c['pooling']}, correction {c['correction']}, "
-                       f"{c['documents']} documents, index {c['index_factory']}")  # fmt: skip
+            typer.echo(
+                f"{c['name']}: {c['backbone']}/{c['pooling']}, correction {c['correction']}, "
+                f"{c['documents']} documents, index {c['index_factory']}"
+            )
 
 
 @collections.command("create")
@@ -52,8 +55,9 @@ def create_collection(
     """Create a collection (exit 2 if the name is taken or invalid)."""
     services = _services()
     try:
-        created = services.collections.create(name, backbone=backbone, pooling=pooling, correction=correction,
-                                              index_factory=index_factory)  # fmt: skip
+        created = services.collections.create(
+            name, backbone=backbone, pooling=pooling, correction=correction, index_factory=index_factory
+        )
     finally:
         services.close()
     typer.echo(f"created {name}: {created['backbone']}/{created['pooling']}, correction {created['correction']}")
@@ -101,8 +105,9 @@ def fit_collection(name: str, method: str, params: dict, options, judged_dirs, o
         if not sentences:
             raise fail(f"collection {name!r} holds no documents to fit on", EXIT_BAD_INPUT)
         judged = judged_sets(backbone, judged_dirs, settings)
-        chosen = fit_from_vectors(backbone, sentences, vectors, method, params, spec.collection_key, tuning=tuning,
-                                  judged=judged)  # fmt: skip
+        chosen = fit_from_vectors(
+            backbone, sentences, vectors, method, params, spec.collection_key, tuning=tuning, judged=judged
+        )
         if method == Method.AUTO:
             chosen, record = guarded_choice(backbone, chosen, general, tuning)
             typer.echo(f"collection {name}: {json.dumps(record)}", err=True)

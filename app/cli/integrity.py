@@ -33,10 +33,14 @@ def verify(
         for name in ("dense", "lexical"):
             found = report.get(name)
             if found is not None:
-                typer.echo(f"{name}: {found['missing']} missing, {found['extra']} extra"
-                           + (f" (e.g. {', '.join(found['examples'])})" if found["examples"] else ""))  # fmt: skip
-        typer.echo(f"{report['stored']} documents stored; {'ok' if report['ok'] else 'DRIFT'}"
-                   + (f"; repair: {report['repair']}" if report.get("repair") else ""))  # fmt: skip
+                typer.echo(
+                    f"{name}: {found['missing']} missing, {found['extra']} extra"
+                    + (f" (e.g. {', '.join(found['examples'])})" if found["examples"] else "")
+                )
+        typer.echo(
+            f"{report['stored']} documents stored; {'ok' if report['ok'] else 'DRIFT'}"
+            + (f"; repair: {report['repair']}" if report.get("repair") else "")
+        )
     if not report["ok"] and report.get("repair") in (None, "not asked"):
         raise typer.Exit(EXIT_DRIFT)
 
@@ -45,8 +49,9 @@ def _ask_server(url: str, collection: str, repair: bool, api_key: str | None) ->
     import httpx
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    response = httpx.post(f"{url.rstrip('/')}/collections/{collection}/verify", params={"repair": repair},
-                          headers=headers, timeout=None)  # fmt: skip
+    response = httpx.post(
+        f"{url.rstrip('/')}/collections/{collection}/verify", params={"repair": repair}, headers=headers, timeout=None
+    )
     if response.status_code != 200:
         raise fail(f"{response.status_code}: {response.text}", 2)
     return response.json()

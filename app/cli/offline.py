@@ -8,7 +8,7 @@ import typer
 
 from app.core.config import Settings
 from app.core.names import ALSO_METHODS, Method
-from app.offline.fit import RememberingBackbone
+from app.offline.encoding import RememberingBackbone
 
 
 def offline_backbone(settings: Settings) -> RememberingBackbone:
@@ -24,7 +24,7 @@ def tuning_pairs(backbone, method: str, files: list[Path] | None, no_tune: bool,
         return None
     from app.correction.selection import TuningPairs
     from app.offline.datasets import read_pairs
-    from app.offline.fit import encode_pairs
+    from app.offline.encoding import encode_pairs
 
     files = files or settings.tune_pairs
     if evaluated is not None and any(Path(f).resolve() == Path(evaluated).resolve() for f in files):
@@ -37,7 +37,7 @@ def judged_sets(backbone, folders: list[Path] | None, settings: Settings):
     queries are cached by content, so a second run encodes nothing."""
     if not folders:
         return None
-    from app.offline.fit import encode_all
+    from app.offline.encoding import encode_all
     from app.offline.retrieval import cached_encoding
     from app.offline.search_tuning import read_judged
 
@@ -49,8 +49,9 @@ def judged_sets(backbone, folders: list[Path] | None, settings: Settings):
     return read_judged(folders, encode)
 
 
-def fit_here_or_on_ray(settings, backbone, sentences, method, params, source, tuning, engine, address, workers,
-                       judged=None):  # fmt: skip
+def fit_here_or_on_ray(
+    settings, backbone, sentences, method, params, source, tuning, engine, address, workers, judged=None
+):
     """The same fit, with the corpus encoded here or by Ray actors whose statistics are reduced."""
     from app.offline.fit import ISOTROPY_SAMPLE, fit_artifact, fit_from_stats, sample_rows
 

@@ -130,8 +130,9 @@ class MethodOptions:
         """The parameters of the chosen method; for `auto` with `--also`, those of each competitor too."""
         unknown = sorted(set(self.also) - set(ALSO_METHODS))
         if unknown or (self.also and self.method != Method.AUTO):
-            raise fail(f"--also takes flow or sif, with --method auto; got {', '.join(unknown or self.also)}",
-                       EXIT_BAD_INPUT)  # fmt: skip
+            raise fail(
+                f"--also takes flow or sif, with --method auto; got {', '.join(unknown or self.also)}", EXIT_BAD_INPUT
+            )
         if self.method == Method.AUTO and self.also:
             return {"also": {m: self._params_of(m) for m in self.also}}
         return self._params_of(self.method)
@@ -167,8 +168,9 @@ def method_options(
     no_tune: NoTuneOpt = False,
 ) -> MethodOptions:
     """The options of every command that fits a correction, declared once."""
-    return MethodOptions(method, dim, alpha, eps, drop, blocks, flow_seconds, then_whiten, sif_a, also or [],
-                         tune_pairs, no_tune)  # fmt: skip
+    return MethodOptions(
+        method, dim, alpha, eps, drop, blocks, flow_seconds, then_whiten, sif_a, also or [], tune_pairs, no_tune
+    )
 
 
 def with_options(group: Callable, name: str = "options") -> Callable[[Callable], Callable]:

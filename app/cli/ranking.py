@@ -41,13 +41,16 @@ def known_items(
     if docs is not None:
         base = replace(base, doc_ids=base.doc_ids[:docs], doc_texts=base.doc_texts[:docs])
     try:
-        built = known_items(replace(base, query_ids=[], query_texts=[], qrels={}), identifiers=identifiers,
-                            rare=rare, seed=seed)  # fmt: skip
+        built = known_items(
+            replace(base, query_ids=[], query_texts=[], qrels={}), identifiers=identifiers, rare=rare, seed=seed
+        )
     except ValueError as exc:
         raise fail(str(exc), EXIT_BAD_INPUT) from None
     write_beir(built, out)
-    typer.echo(f"{out}: {len(built.doc_ids):,} documents, {len(built.query_ids)} queries "
-               f"({min(identifiers, len(built.query_ids))} identifiers, the rest rare words)")  # fmt: skip
+    typer.echo(
+        f"{out}: {len(built.doc_ids):,} documents, {len(built.query_ids)} queries "
+        f"({min(identifiers, len(built.query_ids))} identifiers, the rest rare words)"
+    )
 
 
 @guarded
@@ -66,8 +69,11 @@ def tune(
         space = _tune_space(services, collection, publish)
     with tuning_services(settings) as services:  # opened again: in the space just published, if one was
         record = {**_tune_ranking(services, collection, publish), "search_space": space}
-    typer.echo(f"collection {collection}: search space: {space['reason'] if space else 'no correction'}; ranking: "
-               f"{record['reason']}; held out {record['held_out']}", err=True)  # fmt: skip
+    typer.echo(
+        f"collection {collection}: search space: {space['reason'] if space else 'no correction'}; ranking: "
+        f"{record['reason']}; held out {record['held_out']}",
+        err=True,
+    )
     typer.echo(json.dumps(record))
 
 
@@ -149,8 +155,9 @@ def tuning_services(settings) -> Iterator:
     try:
         engine = engine_for(settings)
         artifact = resolve_correction(settings.correction, store, engine.backbone, settings.models_dir)
-        services = Services(settings.model_copy(update={"data_dir": folder}), engine, store, artifact,
-                            embedded=embedded)  # fmt: skip
+        services = Services(
+            settings.model_copy(update={"data_dir": folder}), engine, store, artifact, embedded=embedded
+        )
         yield services
     finally:
         if services is not None:

@@ -55,7 +55,8 @@ def report(
     from app.benchmarks.report import evaluate_methods, plot_cosines, plot_spectrum, write_markdown
     from app.correction import Correction
     from app.offline.datasets import read_corpus, read_pairs
-    from app.offline.fit import encode_all, encode_pairs, fit_from_vectors
+    from app.offline.encoding import encode_all, encode_pairs
+    from app.offline.fit import fit_from_vectors
 
     out = out or get_settings().data_dir / "report"
     out.mkdir(parents=True, exist_ok=True)
@@ -89,8 +90,9 @@ def report(
         spaces = {"raw": raw, f"corrected ({correction.artifact.method})": correction.apply(raw)}
         if adapted_vectors is not None:
             spaces["adapted"] = np.vstack([adapted_vectors.left[:n], adapted_vectors.right[:n]])
-        plots[name]["spaces"] = plot_spaces(out / f"spaces-{name}.png", spaces, gold_buckets(test.scores[:n]),
-                                            GOLD_NAMES, title, ordered=True)  # fmt: skip
+        plots[name]["spaces"] = plot_spaces(
+            out / f"spaces-{name}.png", spaces, gold_buckets(test.scores[:n]), GOLD_NAMES, title, ordered=True
+        )
         typer.echo(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.scores.items()), err=True)
     tune_names = "+".join(Path(f).name for f in (tune_pairs or get_settings().tune_pairs))
     sources = {"fit": fit_corpus.name, "tune": tune_names, "test": test_pairs.name}
@@ -156,7 +158,8 @@ def compare(
     apply cost, as one Markdown table."""
     from app.benchmarks.compare import COMPARE_METHODS, as_records, compare_pooling, markdown_table
     from app.offline.datasets import read_corpus, read_pairs
-    from app.offline.fit import corrected_vectors, encode_all, fit_from_vectors
+    from app.offline.encoding import corrected_vectors, encode_all
+    from app.offline.fit import fit_from_vectors
 
     methods = [m for m in COMPARE_METHODS if not method or m[1] in method]
     known = [name for _, name, _ in COMPARE_METHODS]

@@ -61,8 +61,8 @@ def index_documents(
 
         _index_on_ray(read_documents(corpus), address, workers)
         return
-    from app.services.container import Services
     from app.offline.ingestion import Ingestion
+    from app.services.container import Services
 
     settings = get_settings()
     # A batch is bounded by --batch alone: the per-request limits protect a server's other clients, not this run.
@@ -72,9 +72,12 @@ def index_documents(
         documents = services.collections.get(collection).services.documents if collection else services.documents
         report = Ingestion(services.store, documents).run(corpus, batch=batch, restart=restart)
         resumed = f", resumed after line {report.resumed_at_line:,}" if report.resumed_at_line else ""
-        typer.echo(f"indexed {report.read:,} documents ({report.encoded:,} encoded, {report.unchanged:,} already "
-                   f"stored){resumed} in {report.seconds:.1f} s: {report.per_second:,.0f} documents per second; "
-                   f"the store holds {documents.count():,}", err=as_json)  # fmt: skip
+        typer.echo(
+            f"indexed {report.read:,} documents ({report.encoded:,} encoded, {report.unchanged:,} already "
+            f"stored){resumed} in {report.seconds:.1f} s: {report.per_second:,.0f} documents per second; "
+            f"the store holds {documents.count():,}",
+            err=as_json,
+        )
         if as_json:
             typer.echo(json.dumps({**report.to_dict(), "stored": documents.count()}))
     finally:

@@ -80,7 +80,9 @@ def bench_tune(
         result = tune_over_http(url, collection)
     if not as_json:
         chosen, held = result.get("ranking") or {}, result.get("held_out") or {}
-        typer.echo(f"{result['state']}: {result.get('reason')}; chose {chosen.get('mode')} "
-                   f"{chosen.get('fusion') or ''} {chosen.get('lexical_weight') or ''} on {result.get('queries')}; "
-                   f"held out: {held}; tuned in {result['tune_seconds']} s")  # fmt: skip
+        typer.echo(
+            f"{result['state']}: {result.get('reason')}; chose {chosen.get('mode')} "
+            f"{chosen.get('fusion') or ''} {chosen.get('lexical_weight') or ''} on {result.get('queries')}; "
+            f"held out: {held}; tuned in {result['tune_seconds']} s"
+        )
     typer.echo(json.dumps(result))

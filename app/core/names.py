@@ -57,6 +57,20 @@ class Fusion(StrEnum):
 
 
 # Snowball stemmers that tantivy also has a stop-word list for; "none" keeps lower-cased words as they are.
-LexicalLanguage = Literal["danish", "dutch", "english", "finnish", "french", "german", "hungarian", "italian",
-                          "norwegian", "portuguese", "russian", "spanish", "swedish", "none"]  # fmt: skip
+LexicalLanguage = Literal[
+    "danish",
+    "dutch",
+    "english",
+    "finnish",
+    "french",
+    "german",
+    "hungarian",
+    "italian",
+    "norwegian",
+    "portuguese",
+    "russian",
+    "spanish",
+    "swedish",
+    "none",
+]
 LEXICAL_LANGUAGES: tuple[str, ...] = get_args(LexicalLanguage)

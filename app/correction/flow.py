@@ -59,8 +59,9 @@ class Flow:
     clip: float  # inputs are clipped to [-clip, clip] (a few times the corpus's largest value)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        x = np.clip(np.nan_to_num(np.asarray(x, dtype=np.float64), posinf=self.clip, neginf=-self.clip),
-                    -self.clip, self.clip)  # fmt: skip
+        x = np.clip(
+            np.nan_to_num(np.asarray(x, dtype=np.float64), posinf=self.clip, neginf=-self.clip), -self.clip, self.clip
+        )
         z = (x - self.mean) @ self.basis
         for block in self.blocks:
             z = block.forward(z)
@@ -91,7 +92,14 @@ class Flow:
         while f"{PREFIX}.{len(blocks)}.loc" in arrays:
             i = len(blocks)
             net = tuple(np.asarray(arrays[f"{PREFIX}.{i}.net{j}"], dtype=np.float64) for j in range(6))
-            blocks.append(FlowBlock(*(np.asarray(arrays[f"{PREFIX}.{i}.{k}"], dtype=np.float64)
-                                      for k in ("loc", "log_scale", "weight")), net))  # fmt: skip
+            blocks.append(
+                FlowBlock(
+                    *(
+                        np.asarray(arrays[f"{PREFIX}.{i}.{k}"], dtype=np.float64)
+                        for k in ("loc", "log_scale", "weight")
+                    ),
+                    net,
+                )
+            )
         first = (np.asarray(arrays[f"{PREFIX}.{k}"], dtype=np.float64) for k in ("mean", "basis"))
         return cls(*first, tuple(blocks), float(arrays[f"{PREFIX}.clip"][0]))

@@ -126,9 +126,11 @@ def alignment_uniformity(
     left then the right sentences, so two spaces of the same pairs are measured on the same pairs of sentences)."""
     keep = positives(scores, gold)
     _, first = np.unique(np.asarray(texts, dtype=object).astype(str), return_index=True)
-    return {"alignment": round(alignment(left[keep], right[keep]), 4),
-            "uniformity": round(uniformity(np.concatenate([left, right])[np.sort(first)]), 4),
-            "positive_pairs": int(keep.sum())}  # fmt: skip
+    return {
+        "alignment": round(alignment(left[keep], right[keep]), 4),
+        "uniformity": round(uniformity(np.concatenate([left, right])[np.sort(first)]), 4),
+        "positive_pairs": int(keep.sum()),
+    }
 
 
 def space_geometry(correction: Correction, sample: np.ndarray, pairs=None, *, gold: float = POSITIVE_GOLD) -> dict:
@@ -146,6 +148,8 @@ def space_geometry(correction: Correction, sample: np.ndarray, pairs=None, *, go
         aligned = None
         if left is not None and len(left) and (mapped is None or mapped.token_weights is None):
             aligned = alignment(left, right) if mapped is None else alignment(mapped.apply(left), mapped.apply(right))
-        record[name] = {"alignment": None if aligned is None else round(aligned, 4),
-                        "uniformity": round(uniformity(space), 4)}  # fmt: skip
+        record[name] = {
+            "alignment": None if aligned is None else round(aligned, 4),
+            "uniformity": round(uniformity(space), 4),
+        }
     return record

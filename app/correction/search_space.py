@@ -43,8 +43,13 @@ class SearchChoice:
 
     def describe(self) -> dict:
         dim = None if self.W is None else int(self.W.shape[1])
-        return {"shared_with_similarity": self.W is None, "method": self.method, "params": self.params, "dim": dim,
-                **self.record}  # fmt: skip
+        return {
+            "shared_with_similarity": self.W is None,
+            "method": self.method,
+            "params": self.params,
+            "dim": dim,
+            **self.record,
+        }
 
 
 def raw_space(dim: int, record: dict) -> SearchChoice:

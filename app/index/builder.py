@@ -194,23 +194,32 @@ class IndexBuilder:
             raise
         log.info(
             "index built in %.1f s: %d documents (%d passages), %s, dim %d, params %s, correction %s",
-            time.monotonic() - started, index.documents, len(dense), dense.factory, dim, dense.params,
+            time.monotonic() - started,
+            index.documents,
+            len(dense),
+            dense.factory,
+            dim,
+            dense.params,
             index.correction_id,
-        )  # fmt: skip
+        )
         return index
 
     def _filling(self, dim: int, total: int, correction_id: str | None) -> ChunkedBuild | KeyIndex:
         """What a build fills: a FAISS index, a chunk at a time; or the keys alone, when shards hold the vectors."""
         if self.factory == SHARDED:
             return KeyIndex(dim, correction_id=correction_id, recall=self.recall)
-        return ChunkedBuild(dim, total, factory=self.factory, correction_id=correction_id, recall=self.recall,
-                            depth=self.depth)  # fmt: skip
+        return ChunkedBuild(
+            dim, total, factory=self.factory, correction_id=correction_id, recall=self.recall, depth=self.depth
+        )
 
     def empty(self, correction: Correction | None) -> SearchIndex:
         dim = correction.search.dim if correction else self.raw_dim
         correction_id = correction.id if correction else None
-        dense = (KeyIndex(dim, correction_id=correction_id, recall=self.recall) if self.factory == SHARDED
-                 else VectorIndex(dim, self.factory, correction_id=correction_id, depth=self.depth))  # fmt: skip
+        dense = (
+            KeyIndex(dim, correction_id=correction_id, recall=self.recall)
+            if self.factory == SHARDED
+            else VectorIndex(dim, self.factory, correction_id=correction_id, depth=self.depth)
+        )
         return SearchIndex(correction, dense, FieldIndex(), lexical=self.new_lexical())
 
     def apply(self, index: SearchIndex, records: list[DocumentRecord], *, commit: bool = True) -> None:

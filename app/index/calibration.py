@@ -85,8 +85,10 @@ def calibrate(
         params = {knob: value}
         scores, labels = index.search(queries, max(depths) + 1, params=search_parameters(index, params))
         for depth in depths:
-            found = [ranked(q, s[: depth + 1], lab[: depth + 1], rows, self_label)
-                     for q, s, lab, self_label in zip(queries, scores, labels, selves, strict=True)]  # fmt: skip
+            found = [
+                ranked(q, s[: depth + 1], lab[: depth + 1], rows, self_label)
+                for q, s, lab, self_label in zip(queries, scores, labels, selves, strict=True)
+            ]
             reached = np.mean([len(set(f) & set(t)) / 10 for f, t in zip(found, truth.tolist(), strict=True)])
             if reached >= recall + RECALL_MARGIN:
                 return {**params, RERANK: depth} if rows is not None else params

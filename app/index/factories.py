@@ -74,8 +74,10 @@ def check_factory(dim: int, factory: str) -> None:
         raise ValueError("the service maps document ids to FAISS labels itself; leave IDMap out (e.g. 'Flat')")
     lists = [int(n) for n in re.findall(r"IVF(\d+)", factory)]
     if lists and max(lists) > MAX_ASKED_LISTS:
-        raise ValueError(f"{max(lists):,} inverted lists need {39 * max(lists):,} vectors to train; at most "
-                         f"{MAX_ASKED_LISTS:,} lists (or 'auto', which sizes them for the collection)")  # fmt: skip
+        raise ValueError(
+            f"{max(lists):,} inverted lists need {39 * max(lists):,} vectors to train; at most "
+            f"{MAX_ASKED_LISTS:,} lists (or 'auto', which sizes them for the collection)"
+        )
     index = new_faiss_index(dim, factory)
     if index.is_trained:  # one that needs training is tried when it has been (below that it serves exactly)
         index.add_with_ids(np.ones((1, dim), dtype=np.float32), np.array([0], dtype=np.int64))

@@ -69,8 +69,16 @@ class VectorIndex:
     ) -> VectorIndex:
         """An index sized for these vectors: trained on a sample, filled, search parameters calibrated."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        index = cls.sized(dim, len(doc_ids), vectors, factory=factory, correction_id=correction_id, recall=recall,
-                          depth=depth, seed=seed)  # fmt: skip
+        index = cls.sized(
+            dim,
+            len(doc_ids),
+            vectors,
+            factory=factory,
+            correction_id=correction_id,
+            recall=recall,
+            depth=depth,
+            seed=seed,
+        )
         bar = tqdm(total=len(doc_ids), desc=f"index {index.factory}", unit="vec", disable=not progress, leave=False)
         with bar:
             for start in range(0, len(doc_ids), ADD_CHUNK):
@@ -125,8 +133,9 @@ class VectorIndex:
         with self._lock.reading():
             keys = list(self._label_of)
             if self._index.ntotal != len(keys) + len(self._dead):
-                raise IndexCorrupt(f"FAISS holds {self._index.ntotal} vectors for {len(keys)} keys and "
-                                   f"{len(self._dead)} tombstones")  # fmt: skip
+                raise IndexCorrupt(
+                    f"FAISS holds {self._index.ntotal} vectors for {len(keys)} keys and {len(self._dead)} tombstones"
+                )
             return keys
 
     def keys_at(self, labels: Sequence[int]) -> list[str | None]:
@@ -254,16 +263,16 @@ class VectorIndex:
     def state(self) -> tuple[np.ndarray, dict]:
         """The FAISS bytes and what is needed to rebuild this object around them."""
         with self._lock.reading():
-            meta = {"dim": self.dim, "requested": self.requested, "factory": self.factory,
-                    "correction_id": self.correction_id, "recall": self.recall, "params": dict(self.params),
-                    "trained_size": self.trained_size, "doc_of": list(self._doc_of),
-                    "dead": sorted(self._dead)}  # fmt: skip
+            meta = {k: getattr(self, k) for k in ("dim", "requested", "factory", "correction_id", "recall")}
+            meta |= {"params": dict(self.params), "trained_size": self.trained_size}
+            meta |= {"doc_of": list(self._doc_of), "dead": sorted(self._dead)}
             return faiss.serialize_index(self._index), meta
 
     @classmethod
     def from_state(cls, data: np.ndarray, meta: dict, *, depth: SearchDepth | None = None) -> VectorIndex:
-        index = cls(meta["dim"], meta["requested"], correction_id=meta["correction_id"], recall=meta["recall"],
-                    depth=depth)  # fmt: skip
+        index = cls(
+            meta["dim"], meta["requested"], correction_id=meta["correction_id"], recall=meta["recall"], depth=depth
+        )
         index.factory = meta["factory"]
         index._index = faiss.deserialize_index(np.asarray(data, dtype=np.uint8))
         index._deletes_in_place = index._probe_deletes()

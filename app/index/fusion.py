@@ -74,10 +74,15 @@ class Ranking:
 
     def describe(self) -> dict:
         fused = self.mode == "hybrid"
-        return {"mode": self.mode, "fusion": self.fusion if fused else None,
-                "lexical_weight": self.lexical_weight if fused else None, "chosen_by": self.chosen_by,
-                "rrf_k": self.rrf_k if fused and self.fusion == "rrf" else None,
-                "candidates": self.candidates, "feedback": self.feedback}  # fmt: skip
+        return {
+            "mode": self.mode,
+            "fusion": self.fusion if fused else None,
+            "lexical_weight": self.lexical_weight if fused else None,
+            "chosen_by": self.chosen_by,
+            "rrf_k": self.rrf_k if fused and self.fusion == "rrf" else None,
+            "candidates": self.candidates,
+            "feedback": self.feedback,
+        }
 
     @property
     def feedback(self) -> dict | None:
@@ -189,8 +194,11 @@ def explanations(found: Candidates, ranking: Ranking, doc_ids: Sequence[str]) ->
     out = {}
     for d in doc_ids:
         dense = {"rank": dense_at[d][0], "cosine": dense_at[d][1]} if d in dense_at else None
-        lexical = ({"rank": lexical_at[d][0], "bm25": lexical_at[d][1], "coverage": found.coverage.get(d)}
-                   if d in lexical_at else None)  # fmt: skip
+        lexical = (
+            {"rank": lexical_at[d][0], "bm25": lexical_at[d][1], "coverage": found.coverage.get(d)}
+            if d in lexical_at
+            else None
+        )
         fused = (
             {"dense": dense_part.get(d, 0.0), "lexical": lexical_part.get(d, 0.0)}
             if dense_part or lexical_part

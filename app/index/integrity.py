@@ -64,8 +64,11 @@ class IntegrityCheck:
         }
 
     def summary(self) -> str:
-        parts = [f"{name}: {d.missing} missing, {d.extra} extra (e.g. {', '.join(d.examples[:3]) or '-'})"
-                 for name, d in (("dense", self.dense), ("lexical", self.lexical)) if d and d.count]  # fmt: skip
+        parts = [
+            f"{name}: {d.missing} missing, {d.extra} extra (e.g. {', '.join(d.examples[:3]) or '-'})"
+            for name, d in (("dense", self.dense), ("lexical", self.lexical))
+            if d and d.count
+        ]
         return "; ".join(parts) or "no drift"
 
 
@@ -107,8 +110,9 @@ def check_full(builder: IndexBuilder, index: SearchIndex) -> IntegrityCheck:
     lexical_ids = index.lexical.ids() if index.lexical is not None else None
     in_flight = {d for change in builder.changes(applied) for d in builder.touched(change)}
     lexical = None if lexical_ids is None else drift_of(dict.fromkeys(expected, 1), lexical_ids, in_flight)
-    return IntegrityCheck(applied, len(expected), drift_of(expected, dense_keys, in_flight), lexical, True,
-                          time.monotonic() - started)  # fmt: skip
+    return IntegrityCheck(
+        applied, len(expected), drift_of(expected, dense_keys, in_flight), lexical, True, time.monotonic() - started
+    )
 
 
 def check_counts(builder: IndexBuilder, index: SearchIndex) -> IntegrityCheck | None:
@@ -120,9 +124,14 @@ def check_counts(builder: IndexBuilder, index: SearchIndex) -> IntegrityCheck | 
     stored = builder.stored_count()
     if changes.last_id(builder.collection_key) != index.applied:
         return None
-    return IntegrityCheck(index.applied, stored, _count_drift(index.documents, stored),
-                          None if index.lexical is None else _count_drift(len(index.lexical), stored), False,
-                          time.monotonic() - started)  # fmt: skip
+    return IntegrityCheck(
+        index.applied,
+        stored,
+        _count_drift(index.documents, stored),
+        None if index.lexical is None else _count_drift(len(index.lexical), stored),
+        False,
+        time.monotonic() - started,
+    )
 
 
 def _count_drift(held: int, stored: int) -> Drift:

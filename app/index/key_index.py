@@ -63,8 +63,14 @@ class KeyIndex:
         return 0
 
     def state(self) -> tuple[np.ndarray, dict]:
-        meta = {"kind": SHARDED, "dim": self.dim, "requested": SHARDED, "correction_id": self.correction_id,
-                "recall": self.recall, "keys": sorted(self._keys)}  # fmt: skip
+        meta = {
+            "kind": SHARDED,
+            "dim": self.dim,
+            "requested": SHARDED,
+            "correction_id": self.correction_id,
+            "recall": self.recall,
+            "keys": sorted(self._keys),
+        }
         return np.zeros(0, dtype=np.uint8), meta
 
     @classmethod
@@ -74,5 +80,14 @@ class KeyIndex:
         return index
 
     def describe(self) -> dict:
-        return {"size": len(self), "dim": self.dim, "factory": SHARDED, "requested": SHARDED, "params": {},
-                "calibrated": {}, "compressed": False, "tombstones": 0, "correction": self.correction_id}  # fmt: skip
+        return {
+            "size": len(self),
+            "dim": self.dim,
+            "factory": SHARDED,
+            "requested": SHARDED,
+            "params": {},
+            "calibrated": {},
+            "compressed": False,
+            "tombstones": 0,
+            "correction": self.correction_id,
+        }

@@ -230,8 +230,12 @@ class LexicalIndex:
         os.close(self._owner)
 
     def describe(self) -> dict:
-        return {"documents": len(self), "dead_versions": self.dead, "engine": f"tantivy {version('tantivy')}",
-                **self.analyzer.describe()}  # fmt: skip
+        return {
+            "documents": len(self),
+            "dead_versions": self.dead,
+            "engine": f"tantivy {version('tantivy')}",
+            **self.analyzer.describe(),
+        }
 
 
 def remove_abandoned(work_dir: Path) -> None:

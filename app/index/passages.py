@@ -104,5 +104,6 @@ def stored_spans(passages: str, text: str) -> Spans:
 
 def splitter_for(backbone, settings) -> PassageSplitter:
     """The splitter of a backbone under CE_PASSAGE_TOKENS and CE_PASSAGE_OVERLAP: one for the API, `index` and Ray."""
-    return PassageSplitter(backbone.token_counts, backbone.max_length, settings.passage_tokens,
-                           settings.passage_overlap)  # fmt: skip
+    return PassageSplitter(
+        backbone.token_counts, backbone.max_length, settings.passage_tokens, settings.passage_overlap
+    )

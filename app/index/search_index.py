@@ -48,8 +48,13 @@ class SearchIndex:
     def describe_search(self) -> dict:
         """Which space search runs in, for /info, /search and the page."""
         if self.correction is None:
-            return {"shared_with_similarity": True, "method": "none", "params": {}, "correction": None,
-                    "dim": self.dense.dim}  # fmt: skip
+            return {
+                "shared_with_similarity": True,
+                "method": "none",
+                "params": {},
+                "correction": None,
+                "dim": self.dense.dim,
+            }
         return self.correction.describe_search()
 
     def remove(self, doc_ids: list[str], *, commit: bool = True) -> int:

@@ -118,8 +118,14 @@ class SnapshotFile:
             dense = kind.from_state(data, state["dense"], depth=builder.depth)
             fields = FieldIndex.from_state(state["fields"])
             lexical = self._open_lexical(state["lexical"], builder)
-            return SearchIndex(correction, dense, fields, state["applied"], lexical=lexical,
-                               passages={k: int(v) for k, v in state["passages"].items()})  # fmt: skip
+            return SearchIndex(
+                correction,
+                dense,
+                fields,
+                state["applied"],
+                lexical=lexical,
+                passages={k: int(v) for k, v in state["passages"].items()},
+            )
         except (KeyError, TypeError, ValueError, RuntimeError, OSError) as exc:
             raise SnapshotRefused(f"malformed snapshot: {exc!r}") from exc
 

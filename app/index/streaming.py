@@ -85,8 +85,9 @@ class ChunkedBuild:
         if self.index is None:
             held = np.concatenate(self._held) if self._held else np.empty((0, self.dim), dtype=np.float32)
             return VectorIndex.build(self.dim, self._keys, held, seed=self.seed, **self.options)
-        truth = np.array([[j for j in row if j != q][:10] for q, row in zip(self.selves, self.exact.labels,
-                                                                             strict=True)])  # fmt: skip
+        truth = np.array(
+            [[j for j in row if j != q][:10] for q, row in zip(self.selves, self.exact.labels, strict=True)]
+        )
         index = self.index
         rows = (lambda labels: exact(index.keys_at(labels))) if exact is not None else None  # noqa: E731
         index.calibrate_on(self.exact.queries, truth, selves=self.selves, rows=rows)

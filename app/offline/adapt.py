@@ -186,8 +186,15 @@ def step_loss(model, head, tokenizer, batch: Sequence[str], config: AdaptConfig)
     return loss if penalty is None else loss + penalty
 
 
-def adapt(model, tokenizer, sentences: Sequence[str], score: Callable[[], float], config: AdaptConfig,
-          *, progress: bool = True) -> AdaptResult:  # fmt: skip
+def adapt(
+    model,
+    tokenizer,
+    sentences: Sequence[str],
+    score: Callable[[], float],
+    config: AdaptConfig,
+    *,
+    progress: bool = True,
+) -> AdaptResult:
     """Train `model` in place on `sentences`; `score()` rates the current weights on the tuning pairs."""
     config.views  # noqa: B018 - an unknown augmentation, or nothing to train, stops here
     torch.manual_seed(config.seed)
@@ -212,8 +219,9 @@ def adapt(model, tokenizer, sentences: Sequence[str], score: Callable[[], float]
         if progress:
             tqdm.write(f"step {step}: tuning score {value:.2f}, best {best[0]:.2f} (step {best[1]})", file=sys.stderr)
 
-    with tqdm(total=per_epoch * config.epochs, desc=f"adapt ({config.method})", unit="step",
-              disable=not progress) as bar:  # fmt: skip
+    with tqdm(
+        total=per_epoch * config.epochs, desc=f"adapt ({config.method})", unit="step", disable=not progress
+    ) as bar:
         for _ in range(config.epochs):
             order.shuffle(texts)
             for start in range(0, per_epoch * config.batch_size, config.batch_size):

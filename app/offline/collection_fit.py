@@ -49,9 +49,14 @@ def guarded_choice(
     mine, theirs = scored_on(backbone, own, tuning), scored_on(backbone, general, tuning)
     lower = gain_lower_bound(mine, theirs, tuning.gold)
     chosen = own if lower >= MIN_GAIN else general
-    record = {"own_fit": round(mine.score, 2), "general": general.id if general else None,
-              "general_score": round(theirs.score, 2), "gain_lower_bound": round(lower, 2),
-              "tuned_on": tuning.name, "rule": f"own fit only if its gain's 95% lower bound >= {MIN_GAIN}"}  # fmt: skip
+    record = {
+        "own_fit": round(mine.score, 2),
+        "general": general.id if general else None,
+        "general_score": round(theirs.score, 2),
+        "gain_lower_bound": round(lower, 2),
+        "tuned_on": tuning.name,
+        "rule": f"own fit only if its gain's 95% lower bound >= {MIN_GAIN}",
+    }
     if chosen is own:
         chosen = replace(own, extra={**own.extra, "collection_choice": record})
     return chosen, record

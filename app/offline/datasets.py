@@ -30,8 +30,11 @@ class Pairs:
 
     def without(self, sentences: set[str]) -> Pairs:
         """The pairs neither of whose sentences is in `sentences`: held out from a corpus trained on."""
-        keep = [i for i, (a, b) in enumerate(zip(self.left, self.right, strict=True))
-                if a.strip() not in sentences and b.strip() not in sentences]  # fmt: skip
+        keep = [
+            i
+            for i, (a, b) in enumerate(zip(self.left, self.right, strict=True))
+            if a.strip() not in sentences and b.strip() not in sentences
+        ]
         return Pairs([self.left[i] for i in keep], [self.right[i] for i in keep], self.scores[keep])
 
 

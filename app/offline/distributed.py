@@ -28,8 +28,13 @@ def ray_session(address: str | None, workers: int) -> Iterator[None]:
 
     started = not ray.is_initialized()
     if started:
-        ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
-                 log_to_driver=False, configure_logging=False)  # fmt: skip
+        ray.init(
+            address=address,
+            num_cpus=None if address else workers,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
     try:
         yield
     finally:
@@ -70,9 +75,13 @@ def encode_stats_on_ray(
 
     items = [{"text": t, "seed": i // BATCH} for i, t in enumerate(texts)]
     ds = ray.data.from_items(items).map_batches(
-        _StatsEncoder, fn_constructor_args=(_settings_json(settings),), batch_size=BATCH, concurrency=workers,
-        num_cpus=1, batch_format="numpy",
-    )  # fmt: skip
+        _StatsEncoder,
+        fn_constructor_args=(_settings_json(settings),),
+        batch_size=BATCH,
+        concurrency=workers,
+        num_cpus=1,
+        batch_format="numpy",
+    )
     stats: CovarianceStats | None = None
     samples: list[np.ndarray] = []
     for part in ds.iter_batches(batch_size=None, batch_format="numpy"):
@@ -120,7 +129,11 @@ def index_on_ray(settings: Settings, docs: Sequence[DocumentInput], *, workers: 
         raise ValueError("index --engine ray writes to a shared Redis: set REDIS_URL")
     items = [{"text": d.text, "id": d.id or "", "metadata": json.dumps(d.metadata or {})} for d in docs]
     ds = ray.data.from_items(items).map_batches(
-        _DocumentWriter, fn_constructor_args=(_settings_json(settings),), batch_size=BATCH, concurrency=workers,
-        num_cpus=1, batch_format="numpy",
-    )  # fmt: skip
+        _DocumentWriter,
+        fn_constructor_args=(_settings_json(settings),),
+        batch_size=BATCH,
+        concurrency=workers,
+        num_cpus=1,
+        batch_format="numpy",
+    )
     return int(sum(int(n) for part in ds.iter_batches(batch_size=None) for n in part["written"]))

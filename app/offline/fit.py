@@ -6,14 +6,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from app.backbones.base import Backbone
 from app.core.names import ALSO_METHODS, TOKEN_AVERAGES, Method, Pooling
 from app.correction import Correction, CorrectionArtifact, CovarianceStats, fit_correction
 from app.correction.artifact import BackboneRef, CorpusRef
 from app.correction.isotropy import isotropy_report, space_geometry
-from app.correction.pipeline import l2_normalize, pooling_weights, project
+from app.correction.pipeline import l2_normalize
 from app.correction.selection import (
     MIN_GAIN,
     Candidate,
@@ -24,57 +23,14 @@ from app.correction.selection import (
 )
 from app.correction.sif import DEFAULT_A, remove_first_component, sif_weights, token_counts
 from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
-from app.offline.datasets import Pairs, corpus_sha256
+from app.offline.datasets import corpus_sha256
+from app.offline.encoding import corrected_vectors, encode_all
 from app.offline.evaluation import spearman_x100
 from app.offline.search_tuning import JudgedSet, choose_search
 
-CHUNK = 512
 ISOTROPY_SAMPLE = 20_000  # rows of the fitting corpus the isotropy figures are computed on
 GEOMETRY_SAMPLE = 5_000  # rows its uniformity is computed on (200,000 random pairs of them)
 FLOW_PARAMS = ("blocks", "hidden", "lr", "max_seconds")  # of FlowTraining, settable from the command line
-
-
-def encode_all(
-    backbone: Backbone, texts: Sequence[str], *, desc: str = "encoding", progress: bool = True, token_weights=None
-):
-    """Encode a long list in chunks with a progress bar; returns float32 (n, dim). `token_weights`: SIF's."""
-    out = np.empty((len(texts), backbone.dim), dtype=np.float32)
-    extra = {} if token_weights is None else {"token_weights": token_weights}
-    with tqdm(total=len(texts), desc=desc, unit="text", disable=not progress, leave=False) as bar:
-        for start in range(0, len(texts), CHUNK):
-            chunk = texts[start : start + CHUNK]
-            out[start : start + len(chunk)] = backbone.encode(chunk, **extra)
-            bar.update(len(chunk))
-    return out
-
-
-class RememberingBackbone:
-    """Wraps a backbone for one offline command: a text seen twice (corpus and tuning pairs) is encoded once."""
-
-    def __init__(self, backbone: Backbone):
-        self._backbone = backbone
-        self._seen: dict[str, np.ndarray] = {}
-        self.name, self.fingerprint = backbone.name, backbone.fingerprint
-        self.dim, self.pooling = backbone.dim, backbone.pooling
-        self.max_length, self.vocab_size, self.runtime = backbone.max_length, backbone.vocab_size, backbone.runtime
-        self.token_counts, self.token_ids = backbone.token_counts, backbone.token_ids
-
-    def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
-        if token_weights is not None:  # reweighted pooling: other vectors than the ones remembered
-            return self._backbone.encode(texts, token_weights=token_weights)
-        new = list(dict.fromkeys(t for t in texts if t not in self._seen))
-        if new:
-            self._seen.update(zip(new, self._backbone.encode(new), strict=True))
-        if not texts:
-            return np.empty((0, self.dim), dtype=np.float32)
-        return np.stack([self._seen[t] for t in texts])
-
-
-def encode_pairs(backbone: Backbone, pairs: Pairs, *, name: str = "", progress: bool = True) -> TuningPairs:
-    """Both sides of labelled pairs as vectors, ready to score corrections on."""
-    vectors = encode_all(backbone, pairs.left + pairs.right, desc=f"pairs {name}".strip(), progress=progress)
-    n = len(pairs)
-    return TuningPairs(vectors[:n], vectors[n:], pairs.scores, name, (list(pairs.left), list(pairs.right)))
 
 
 def backbone_ref(backbone: Backbone) -> BackboneRef:
@@ -119,13 +75,31 @@ def fit_from_vectors(
     if method == Method.AUTO and params.get("also"):
         return fit_auto_also(backbone, sentences, vectors, params["also"], source, tuning, progress, judged)
     stats = CovarianceStats(backbone.dim).update(vectors)
-    return fit_from_stats(backbone, sentences, stats, sample_rows(vectors, ISOTROPY_SAMPLE), method, params, source,
-                          tuning=tuning, judged=judged)  # fmt: skip
+    return fit_from_stats(
+        backbone,
+        sentences,
+        stats,
+        sample_rows(vectors, ISOTROPY_SAMPLE),
+        method,
+        params,
+        source,
+        tuning=tuning,
+        judged=judged,
+    )
 
 
-def fit_from_stats(backbone: Backbone, sentences: Sequence[str], stats: CovarianceStats, sample: np.ndarray,
-                   method: str, params: dict, source: str = "", *, tuning: TuningPairs | None = None,
-                   judged: list[JudgedSet] | None = None) -> CorrectionArtifact:  # fmt: skip
+def fit_from_stats(
+    backbone: Backbone,
+    sentences: Sequence[str],
+    stats: CovarianceStats,
+    sample: np.ndarray,
+    method: str,
+    params: dict,
+    source: str = "",
+    *,
+    tuning: TuningPairs | None = None,
+    judged: list[JudgedSet] | None = None,
+) -> CorrectionArtifact:
     """Fit from statistics gathered anywhere (one process, or reduced from many); `sample` gives the isotropy."""
     extra: dict = {}
     if method == Method.AUTO:
@@ -192,9 +166,16 @@ def with_search_space(artifact: CorrectionArtifact, raw: np.ndarray, judged: lis
     cosine = isotropy_report(sample_rows(raw, ISOTROPY_SAMPLE))["mean_random_cosine"]
     search = choose_search(artifact.method, artifact.params, CovarianceStats(raw.shape[1]).update(raw), cosine, judged)
     a = artifact
-    return CorrectionArtifact.create(method=a.method, params=a.params, backbone=a.backbone, corpus=a.corpus, mu=a.mu,
-                                     W=a.W, arrays={**a.arrays, **search.arrays},
-                                     extra={**a.extra, "search": search.describe()})  # fmt: skip
+    return CorrectionArtifact.create(
+        method=a.method,
+        params=a.params,
+        backbone=a.backbone,
+        corpus=a.corpus,
+        mu=a.mu,
+        W=a.W,
+        arrays={**a.arrays, **search.arrays},
+        extra={**a.extra, "search": search.describe()},
+    )
 
 
 def fit_auto_also(
@@ -209,14 +190,19 @@ def fit_auto_also(
 ) -> CorrectionArtifact:
     """`auto` with flow and/or SIF (`also`: method -> its params) competing: each is fitted, scored on the tuning
     pairs like the linear choice, and replaces it only if its gain's 95% bootstrap lower bound is worth MIN_GAIN."""
-    linear = fit_from_vectors(backbone, sentences, vectors, Method.AUTO, {}, source, tuning=tuning, judged=judged,
-                              progress=progress)  # fmt: skip
+    linear = fit_from_vectors(
+        backbone, sentences, vectors, Method.AUTO, {}, source, tuning=tuning, judged=judged, progress=progress
+    )
     others = [m for m in also if m in ALSO_METHODS and applies_to(m, backbone.pooling)]
     if tuning is None or tuning.texts is None or not others:
         return linear
     base = scored_on(backbone, linear, tuning)
-    fitted = [fit_from_vectors(backbone, sentences, vectors, m, also[m], source, tuning=tuning, judged=judged,
-                               progress=progress) for m in others]  # fmt: skip
+    fitted = [
+        fit_from_vectors(
+            backbone, sentences, vectors, m, also[m], source, tuning=tuning, judged=judged, progress=progress
+        )
+        for m in others
+    ]
     scored = [(scored_on(backbone, a, tuning), a) for a in fitted]
     best, best_artifact = max(scored, key=lambda pair: pair[0].score)
     lower = gain_lower_bound(best, base, tuning.gold) if best.score > base.score else 0.0
@@ -255,17 +241,6 @@ def isotropy_pair(artifact: CorrectionArtifact, raw: np.ndarray, pooled: np.ndar
     pooled = raw if pooled is None else pooled
     corrected = Correction(artifact).apply(sample_rows(pooled, ISOTROPY_SAMPLE))
     return {"raw": isotropy_report(sample_rows(raw, ISOTROPY_SAMPLE)), "corrected": isotropy_report(corrected)}
-
-
-def corrected_vectors(
-    backbone: Backbone, correction: Correction, texts: Sequence[str], raw=None, *, desc="encoding", progress=True
-) -> np.ndarray:
-    """`texts` in the correction's space: their `raw` vectors mapped, or, when there are none or the correction
-    pools its own way (SIF), the texts encoded for it in chunks with a progress bar."""
-    weights = pooling_weights(correction)
-    if raw is None or weights is not None:
-        raw = encode_all(backbone, texts, desc=desc, progress=progress, token_weights=weights)
-    return project(raw, correction)
 
 
 def applies_to(method: str, pooling: str) -> bool:

@@ -58,8 +58,13 @@ def export_graph_checked(settings: Settings, pooling: str, *, check: bool = True
             raw_left, raw_right = backbone.encode(pairs.left, weights), backbone.encode(pairs.right, weights)
         corrected = spearman_x100(correction.apply(raw_left), correction.apply(raw_right), pairs.scores)
     return GraphCheck(
-        pooling=str(pooling), graph=graph.name, graph_mb=round(graph.stat().st_size / 2**20, 1),
-        fingerprint=backbone.fingerprint, correction=artifact.id if artifact else None,
-        method=artifact.method if artifact else None, raw=None if raw is None else round(raw, 2),
-        corrected=None if corrected is None else round(corrected, 2), seconds=round(time.perf_counter() - start, 1),
-    )  # fmt: skip
+        pooling=str(pooling),
+        graph=graph.name,
+        graph_mb=round(graph.stat().st_size / 2**20, 1),
+        fingerprint=backbone.fingerprint,
+        correction=artifact.id if artifact else None,
+        method=artifact.method if artifact else None,
+        raw=None if raw is None else round(raw, 2),
+        corrected=None if corrected is None else round(corrected, 2),
+        seconds=round(time.perf_counter() - start, 1),
+    )

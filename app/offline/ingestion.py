@@ -92,8 +92,11 @@ class Ingestion:
         """Encode and store the documents not already stored as they are; returns when Redis acknowledged them."""
         ids = [d.id if d.id is not None else document_id(d.text) for d in docs]
         stored = self.store.documents.get(self.collection_key, ids)
-        fresh = [d for d, s in zip(docs, stored, strict=True)
-                 if s is None or s.text != d.text or json.loads(s.metadata_json) != (d.metadata or {})]  # fmt: skip
+        fresh = [
+            d
+            for d, s in zip(docs, stored, strict=True)
+            if s is None or s.text != d.text or json.loads(s.metadata_json) != (d.metadata or {})
+        ]
         if fresh:
             self.documents.add(fresh)
         report.read += len(docs)

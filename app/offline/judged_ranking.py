@@ -48,8 +48,13 @@ def split(qrels: dict[str, dict[str, int]]) -> tuple[list[str], list[str]]:
     return tuning, deciding
 
 
-def tune_space(artifact: CorrectionArtifact, doc_ids: list[str], docs: np.ndarray, queries: dict[str, np.ndarray],
-               qrels: dict[str, dict[str, int]]) -> tuple[CorrectionArtifact | None, dict]:  # fmt: skip
+def tune_space(
+    artifact: CorrectionArtifact,
+    doc_ids: list[str],
+    docs: np.ndarray,
+    queries: dict[str, np.ndarray],
+    qrels: dict[str, dict[str, int]],
+) -> tuple[CorrectionArtifact | None, dict]:
     """The served correction with the search space the tuning queries choose (exact search over the stored raw
     vectors `docs`, `queries` raw too), when it differs from the served one and the held-out queries find it no
     worse (NDCG@10); else None. And the record of both spaces' held-out figures."""
@@ -72,16 +77,27 @@ def tune_space(artifact: CorrectionArtifact, doc_ids: list[str], docs: np.ndarra
     served = {k: artifact.extra.get("search", {}).get(k) for k in keys}
     figures = {"chosen": held_out_ndcg(chosen), "served": held_out_ndcg(artifact)}
     kept = described != served and figures["chosen"] >= figures["served"]
-    record = {"chosen": described, "served": served, "held_out_ndcg_at_10": figures, "published": kept,
-              "reason": "the served space" if described == served else "no worse than the served space on the "
-              "held-out queries" if kept else "below the served space on the held-out queries"}  # fmt: skip
+    record = {
+        "chosen": described,
+        "served": served,
+        "held_out_ndcg_at_10": figures,
+        "published": kept,
+        "reason": "the served space"
+        if described == served
+        else "no worse than the served space on the held-out queries"
+        if kept
+        else "below the served space on the held-out queries",
+    }
     return (chosen if kept else None), record
 
 
 def judged_part(qrels: dict[str, dict[str, int]], lists: dict[str, Candidates], queries: list[str]):
     """A judged corpus of `queries` over the documents their lists and judgments name, with their lists."""
-    docs = sorted({d for q in queries for d in qrels[q]} | {d for q in queries for d, _ in lists[q].dense}
-                  | {d for q in queries for d, _ in lists[q].lexical})  # fmt: skip
+    docs = sorted(
+        {d for q in queries for d in qrels[q]}
+        | {d for q in queries for d, _ in lists[q].dense}
+        | {d for q in queries for d, _ in lists[q].lexical}
+    )
     corpus = JudgedCorpus(docs, [""] * len(docs), queries, queries, {q: qrels[q] for q in queries})
     return corpus, [lists[q] for q in queries]
 
@@ -98,8 +114,7 @@ def with_feedback(chosen: Ranking, part, tuning: list[str]) -> tuple[Ranking, di
         tried[f"{docs}x{weight:g}"] = round(100 * ndcg, 2)
         if keeps_every_set(got, base) and ndcg > best_ndcg:
             best, best_ndcg = candidate, ndcg
-    return best, {"without": round(100 * float(base.pooled_ndcg.mean()), 2), "with": tried,
-                  "chosen": best.feedback}  # fmt: skip
+    return best, {"without": round(100 * float(base.pooled_ndcg.mean()), 2), "with": tried, "chosen": best.feedback}
 
 
 def tune(search, qrels: dict[str, dict[str, int]], default: Ranking) -> dict:
@@ -124,20 +139,28 @@ def tune(search, qrels: dict[str, dict[str, int]], default: Ranking) -> dict:
     if chosen.mode != "lexical":
         chosen, record["feedback"] = with_feedback(chosen, part, tuning)
     mine, theirs = scored(chosen, [part(chosen, deciding)]), scored(default, [part(default, deciding)])
-    figures = {name: {"ndcg_at_10": round(100 * float(np.mean(c.ndcg[0])), 2),
-                      "recall_at_100": round(100 * float(np.mean(c.recall[0])), 2)}
-               for name, c in (("chosen", mine), ("default", theirs))}  # fmt: skip
+    figures = {
+        name: {
+            "ndcg_at_10": round(100 * float(np.mean(c.ndcg[0])), 2),
+            "recall_at_100": round(100 * float(np.mean(c.recall[0])), 2),
+        }
+        for name, c in (("chosen", mine), ("default", theirs))
+    }
     kept = figures["chosen"]["ndcg_at_10"] >= figures["default"]["ndcg_at_10"]
-    chosen = replace(chosen, chosen_by=f"judgments over HTTP ({len(qrels)} queries, {len(deciding)} held out): "
-                     f"{RULE}; published only when no worse than the default on the held-out ones")  # fmt: skip
+    chosen = replace(
+        chosen,
+        chosen_by=f"judgments over HTTP ({len(qrels)} queries, {len(deciding)} held out): "
+        f"{RULE}; published only when no worse than the default on the held-out ones",
+    )
     return {
         "ranking": asdict(chosen),
         "published": kept,
-        "reason": "no worse than the default on the held-out queries" if kept
+        "reason": "no worse than the default on the held-out queries"
+        if kept
         else "below the default on the held-out queries: the default stays",
         "queries": {"tuning": len(tuning), "held_out": len(deciding)},
         "held_out": figures,
         "selection": record,
         "candidates": CANDIDATES,
         "at": round(time.time(), 3),
-    }  # fmt: skip
+    }

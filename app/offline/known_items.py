@@ -22,8 +22,13 @@ def identifier(shape: int, rng: random.Random) -> str:
     """One identifier of a common shape: a product number, an error code, a CVE, a part number, a ticket."""
     digits = lambda n: "".join(rng.choices("0123456789", k=n))  # noqa: E731 - a one-line helper
     letters = lambda n: "".join(rng.choices("ABCDEFGHJKLMNPQRSTUVWXYZ", k=n))  # noqa: E731
-    shapes = (f"SKU-{digits(5)}", f"ERR{digits(3)}{letters(1)}", f"CVE-{rng.randint(1999, 2025)}-{digits(5)}",
-              f"{letters(2)}{digits(4)}", f"ticket #{digits(6)}")  # fmt: skip
+    shapes = (
+        f"SKU-{digits(5)}",
+        f"ERR{digits(3)}{letters(1)}",
+        f"CVE-{rng.randint(1999, 2025)}-{digits(5)}",
+        f"{letters(2)}{digits(4)}",
+        f"ticket #{digits(6)}",
+    )
     return shapes[shape % len(shapes)]
 
 
@@ -61,8 +66,13 @@ def known_items(collection: JudgedCorpus, *, identifiers: int = 100, rare: int =
     found = rare_words(texts)
     for n, word in enumerate(rng.sample(sorted(found), min(rare, len(found)))):
         queries.append((f"{RARE}-{n}", word, collection.doc_ids[found[word]]))
-    return replace(collection, doc_texts=texts, query_ids=[q for q, _, _ in queries],
-                   query_texts=[t for _, t, _ in queries], qrels={q: {d: 1} for q, _, d in queries})  # fmt: skip
+    return replace(
+        collection,
+        doc_texts=texts,
+        query_ids=[q for q, _, _ in queries],
+        query_texts=[t for _, t, _ in queries],
+        qrels={q: {d: 1} for q, _, d in queries},
+    )
 
 
 def from_texts(texts: list[str]) -> JudgedCorpus:

@@ -54,8 +54,9 @@ def candidate_lists(services, texts: list[str]) -> dict[tuple, list[Candidates]]
         lists[()].append(found)
         for docs, weight in FEEDBACK:
             fed = replace(Ranking(), feedback_docs=docs, feedback_weight=weight)
-            lists[(docs, weight)].append(search.fed_back(index, vector, fuse(found, fed), found, best, fed,
-                                                         CANDIDATES, None)[0])  # fmt: skip
+            lists[(docs, weight)].append(
+                search.fed_back(index, vector, fuse(found, fed), found, best, fed, CANDIDATES, None)[0]
+            )
     return lists
 
 
@@ -88,9 +89,13 @@ def choose_ranking(judged: list, tuned_on: str) -> tuple[Ranking, dict]:
     chosen = best if best is not None and lower >= MIN_NDCG_GAIN else scores[0][0]
     chosen = replace(chosen, chosen_by=f"judgments ({tuned_on}): {RULE}")
     points = dict(scores)
-    record = {"tuned_on": tuned_on, "candidates": len(scores), "ndcg_gain_lower_bound": round(100 * lower, 2),
-              "dense": [round(100 * n.mean(), 2) for n in dense.ndcg],
-              "chosen": [round(100 * n.mean(), 2) for n in points[replace(chosen, chosen_by="")].ndcg]}  # fmt: skip
+    record = {
+        "tuned_on": tuned_on,
+        "candidates": len(scores),
+        "ndcg_gain_lower_bound": round(100 * lower, 2),
+        "dense": [round(100 * n.mean(), 2) for n in dense.ndcg],
+        "chosen": [round(100 * n.mean(), 2) for n in points[replace(chosen, chosen_by="")].ndcg],
+    }
     return chosen, record
 
 

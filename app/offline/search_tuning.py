@@ -73,8 +73,10 @@ def score_search_candidates(spectrum: Spectrum, sets: list[JudgedSet]) -> list[S
     in the principal basis each member only weights and keeps axes, so the basis is computed once."""
     dim = spectrum.dim
     out = [_scored(Method.NONE, {}, dim, sets, [(s.queries, s.docs) for s in sets])]
-    basis = [((s.queries - spectrum.mean) @ spectrum.directions, (s.docs - spectrum.mean) @ spectrum.directions)
-             for s in sets]  # fmt: skip
+    basis = [
+        ((s.queries - spectrum.mean) @ spectrum.directions, (s.docs - spectrum.mean) @ spectrum.directions)
+        for s in sets
+    ]
     for drop in DROPS:
         if drop >= spectrum.rank:
             continue
@@ -116,12 +118,19 @@ class SearchSelection:
 
     def record(self) -> dict:
         def points(c: SearchCandidate) -> dict:
-            return {"ndcg_at_10": [round(100 * n.mean(), 2) for n in c.ndcg],
-                    "recall_at_100": [round(100 * r.mean(), 2) for r in c.recall]}  # fmt: skip
+            return {
+                "ndcg_at_10": [round(100 * n.mean(), 2) for n in c.ndcg],
+                "recall_at_100": [round(100 * r.mean(), 2) for r in c.recall],
+            }
 
-        return {"rule": RULE, "tuned_on": self.tuned_on, "candidates": self.n_candidates,
-                "ndcg_gain_lower_bound": round(100 * self.lower_bound, 2), "raw": points(self.raw),
-                "chosen": points(self.chosen)}  # fmt: skip
+        return {
+            "rule": RULE,
+            "tuned_on": self.tuned_on,
+            "candidates": self.n_candidates,
+            "ndcg_gain_lower_bound": round(100 * self.lower_bound, 2),
+            "raw": points(self.raw),
+            "chosen": points(self.chosen),
+        }
 
 
 def select_search(candidates: list[SearchCandidate], *, tuned_on: str = "") -> SearchSelection:

@@ -31,8 +31,15 @@ def served_services(settings: Settings, folder: Path, correction: str | None = N
     engine = engine_for(settings)
     embedded = EmbeddedRedis(folder / "redis")
     store = RedisStore.from_url(embedded.start(), prefix=settings.key_prefix)
-    run = settings.model_copy(update={"data_dir": folder, "redis_url": None, "max_text_chars": 10**8,
-                                      "max_texts": ADD_BATCH, "snapshot_interval": 1e9})  # fmt: skip
+    run = settings.model_copy(
+        update={
+            "data_dir": folder,
+            "redis_url": None,
+            "max_text_chars": 10**8,
+            "max_texts": ADD_BATCH,
+            "snapshot_interval": 1e9,
+        }
+    )
     artifact = resolve_correction(correction or settings.correction, store, engine.backbone, settings.models_dir)
     return Services(run, engine, store, artifact, embedded=embedded)
 
@@ -56,8 +63,9 @@ def search_served(services, collection: JudgedCorpus, modes: list[str | None], *
     for mode in modes:
         top = np.full((len(collection.query_texts), depth), -1, dtype=np.int64)
         ranking = None
-        for row, query in enumerate(tqdm(collection.query_texts, desc=f"searching ({mode or 'served'})",
-                                         disable=not progress)):  # fmt: skip
+        for row, query in enumerate(
+            tqdm(collection.query_texts, desc=f"searching ({mode or 'served'})", disable=not progress)
+        ):
             hits, described = services.search.search(query, depth, mode=mode)
             ranking = described["ranking"]
             top[row, : len(hits)] = [column[h.id] for h in hits]
@@ -79,9 +87,13 @@ def evaluate_served(settings: Settings, collection: JudgedCorpus, mode: str, *, 
         found = search_served(services, collection, ["dense", asked] if asked != "dense" else ["dense"])
         index = services.served.current
         passages = len(index.dense)
-        ingestion = {"seconds": round(seconds, 1), "docs_per_s": round(index.documents / seconds, 1),
-                     "passages_per_s": round(passages / seconds, 1), "index_bytes": index.dense.memory_bytes(),
-                     "lexical_bytes": index.lexical.size_bytes()}  # fmt: skip
+        ingestion = {
+            "seconds": round(seconds, 1),
+            "docs_per_s": round(index.documents / seconds, 1),
+            "passages_per_s": round(passages / seconds, 1),
+            "index_bytes": index.dense.memory_bytes(),
+            "lexical_bytes": index.lexical.size_bytes(),
+        }
         correction_id = services.correction.id if services.correction else None
     finally:
         services.close()
@@ -89,9 +101,15 @@ def evaluate_served(settings: Settings, collection: JudgedCorpus, mode: str, *, 
     judgments = Judgments.of(collection)
     dense = judgments.per_query(found["dense"][0])
     mine = judgments.per_query(found[asked][0])
-    figures: dict = {"mode": mode, "ranking": found[asked][1], "correction": correction_id, "passages": passages,
-                     "ingestion": ingestion,
-                     "n_queries": len(collection.query_ids), "n_docs": len(collection.doc_ids)}  # fmt: skip
+    figures: dict = {
+        "mode": mode,
+        "ranking": found[asked][1],
+        "correction": correction_id,
+        "passages": passages,
+        "ingestion": ingestion,
+        "n_queries": len(collection.query_ids),
+        "n_docs": len(collection.doc_ids),
+    }
     for metric in METRICS:
         low, high = paired_interval(dense[metric], mine[metric])
         figures[f"raw_{metric}"] = round(100 * dense[metric].mean(), 2)

@@ -55,8 +55,16 @@ class Services:
         published = PublishedFollower(settings.correction, store, self.backbone)
         correction = Correction(artifact) if artifact else None
         # The default collection: its documents live under the backbone's fingerprint, as they always have.
-        default = open_collection_services(settings, engine, store, correction, self.backbone.fingerprint, published,
-                                           search=search, sharded=search and settings.shards > 0)  # fmt: skip
+        default = open_collection_services(
+            settings,
+            engine,
+            store,
+            correction,
+            self.backbone.fingerprint,
+            published,
+            search=search,
+            sharded=search and settings.shards > 0,
+        )
         self.served, self.embedding = default.served, default.embedding
         self.documents, self.search = default.documents, default.search
         self.shards = None  # the default collection's dense index on Ray Serve shards (CE_SHARDS)

@@ -69,8 +69,11 @@ def document_records(
     records = []
     for row, i in enumerate(keep):
         vector, dtype = to_stored(raw[bounds[row] : bounds[row + 1]])
-        records.append(DocumentRecord(ids[i], docs[i].text, json.dumps(docs[i].metadata or {}), vector,
-                                      spans_json(spans[row]), dtype))  # fmt: skip
+        records.append(
+            DocumentRecord(
+                ids[i], docs[i].text, json.dumps(docs[i].metadata or {}), vector, spans_json(spans[row]), dtype
+            )
+        )
     return records
 
 

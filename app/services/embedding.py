@@ -68,8 +68,10 @@ class EmbeddingService:
             return
         total = sum(map(bound, self.backbone.token_counts(texts)))
         if total > budget:
-            raise TooLarge(f"{what}: {total:,} tokens to encode, at most {budget:,} per request "
-                           "(CE_MAX_REQUEST_TOKENS); send fewer or shorter texts")  # fmt: skip
+            raise TooLarge(
+                f"{what}: {total:,} tokens to encode, at most {budget:,} per request "
+                "(CE_MAX_REQUEST_TOKENS); send fewer or shorter texts"
+            )
 
     @staticmethod
     def _dedupe(texts: Sequence[str]) -> tuple[list[str], list[int] | None]:
@@ -136,8 +138,9 @@ class EmbeddingService:
                 "are not a smaller version of it; only a whitening correction's are"
             )
         raw = await self.encode_raw_async(texts, pooling_weights(correction))
-        vectors = await _off_loop_if(self._heavy(correction, len(raw)), project, raw, correction,
-                                     normalize=normalize and dims is None)  # fmt: skip
+        vectors = await _off_loop_if(
+            self._heavy(correction, len(raw)), project, raw, correction, normalize=normalize and dims is None
+        )
         if dims is not None:
             if not 1 <= dims <= vectors.shape[1]:
                 raise InvalidInput(f"dimensions must be within [1, {vectors.shape[1]}], got {dims}")

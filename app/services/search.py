@@ -68,8 +68,10 @@ def ranking_for(settings: Settings, index: SearchIndex, published: dict | None =
         fusion = overrides.get("fusion", ranking.fusion)
         weight = ranking.lexical_weight if fusion == ranking.fusion else None  # None: that fusion's own default
         try:
-            ranking = replace(ranking, **{**overrides, "lexical_weight": overrides.get("lexical_weight", weight),
-                                          "chosen_by": chosen_by})  # fmt: skip
+            ranking = replace(
+                ranking,
+                **{**overrides, "lexical_weight": overrides.get("lexical_weight", weight), "chosen_by": chosen_by},
+            )
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
     return ranking
@@ -156,8 +158,9 @@ class SearchService(CollectionService):
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
         described = ranking.describe()
         if ranking.feedback and self.shards is None:
-            found, described["feedback"]["from"] = self.fed_back(index, vector, ranked, found, best, ranking, depth,
-                                                                  allowed)  # fmt: skip
+            found, described["feedback"]["from"] = self.fed_back(
+                index, vector, ranked, found, best, ranking, depth, allowed
+            )
             ranked = fuse(found, ranking)
         hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, score_threshold)[offset:]
         if explain:
@@ -186,8 +189,9 @@ class SearchService(CollectionService):
         return found.hits, found.best, found.missing
 
     @staticmethod
-    def candidates(index: SearchIndex, query: str, vector: np.ndarray, mode: str, depth: int, allowed=None,
-                   builder=None) -> tuple[Candidates, dict[str, int]]:  # fmt: skip
+    def candidates(
+        index: SearchIndex, query: str, vector: np.ndarray, mode: str, depth: int, allowed=None, builder=None
+    ) -> tuple[Candidates, dict[str, int]]:
         """The lists `mode` fuses (the dense one with each document's best passage), with what calibrated fusion
         weighs them by: what `fit --tune-qrels` fuses every way, so tuning and serving cannot drift apart. `builder`
         reads stored vectors: a compressed index's candidates are re-scored with them, and the collection's scale
@@ -220,8 +224,17 @@ class SearchService(CollectionService):
                 cosine, passage = exact_cosine(self._served.builder, index, record, query, cosines, best)
                 if threshold is not None and cosine < threshold:
                     continue
-                out.append(SearchHit(record.id, record.text, json.loads(record.metadata_json), cosine, rank_score,
-                                     lexical.get(doc_id), passage))  # fmt: skip
+                out.append(
+                    SearchHit(
+                        record.id,
+                        record.text,
+                        json.loads(record.metadata_json),
+                        cosine,
+                        rank_score,
+                        lexical.get(doc_id),
+                        passage,
+                    )
+                )
                 if len(out) == k:
                     return out
         return out

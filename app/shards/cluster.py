@@ -21,32 +21,55 @@ class ShardedCollection:
     """A collection's dense index on `settings.shards` Ray Serve shards. On a cluster the shards outlive this
     server (another may use them); a local Ray instance, and the shards on it, stop with it."""
 
-    def __init__(self, settings: Settings, store: RedisStore, redis_url: str, collection_key: str, backbone: Backbone,
-                 correction: Correction | None):  # fmt: skip
+    def __init__(
+        self,
+        settings: Settings,
+        store: RedisStore,
+        redis_url: str,
+        collection_key: str,
+        backbone: Backbone,
+        correction: Correction | None,
+    ):
         # Ray's failure-signal handler arms a 3 s alarm on SIGTERM that kills the process mid-shutdown (before the
         # index snapshot and the embedded Redis stop); the server handles SIGTERM itself. Read when ray is imported.
         os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
         import ray
 
         if correction is not None and pooling_weights(correction.search) is not None:
-            raise ValueError(f"correction {correction.id} pools with token weights (SIF): it encodes documents again, "
-                             "and shards hold no encoder; serve it unsharded (CE_SHARDS=0)")  # fmt: skip
+            raise ValueError(
+                f"correction {correction.id} pools with token weights (SIF): it encodes documents again, "
+                "and shards hold no encoder; serve it unsharded (CE_SHARDS=0)"
+            )
         self.name = collection_key
         self.started = not ray.is_initialized()
         if self.started:
-            ray.init(address=settings.ray_address or "local", include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)  # fmt: skip
+            ray.init(
+                address=settings.ray_address or "local",
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+            )
         try:
             if correction is not None:  # a bundled or file correction: the shards read it from Redis
                 publish(store, correction.artifact, make_current=False)
-            config = ShardConfig.of(settings, collection_key, backbone.dim, backbone.fingerprint,
-                                    correction.id if correction else None, redis_url)  # fmt: skip
+            config = ShardConfig.of(
+                settings,
+                collection_key,
+                backbone.dim,
+                backbone.fingerprint,
+                correction.id if correction else None,
+                redis_url,
+            )
             self.search = ShardedSearch(deploy(config, collection_key, settings.shards), settings.shard_timeout)
         except BaseException:
             self.close()
             raise
-        log.info("%d shards serve collection %s on Ray (%s)", settings.shards, collection_key,
-                 settings.ray_address or "a local instance")  # fmt: skip
+        log.info(
+            "%d shards serve collection %s on Ray (%s)",
+            settings.shards,
+            collection_key,
+            settings.ray_address or "a local instance",
+        )
 
     def status(self) -> list[dict | None]:
         return self.search.status() if hasattr(self, "search") else []

@@ -51,10 +51,24 @@ class ShardConfig:
 
     @classmethod
     def of(cls, settings: Settings, collection_key: str, raw_dim: int, fingerprint: str, correction_id, redis_url):
-        return cls(redis_url, settings.key_prefix, collection_key, raw_dim, fingerprint, correction_id,
-                   settings.index_factory, settings.index_recall, settings.index_probe, settings.index_rerank,
-                   str(settings.data_dir / "index"), settings.follow_interval, settings.snapshot_interval,
-                   settings.replica_timeout, settings.correction == "auto", settings.shard_cpus)  # fmt: skip
+        return cls(
+            redis_url,
+            settings.key_prefix,
+            collection_key,
+            raw_dim,
+            fingerprint,
+            correction_id,
+            settings.index_factory,
+            settings.index_recall,
+            settings.index_probe,
+            settings.index_rerank,
+            str(settings.data_dir / "index"),
+            settings.follow_interval,
+            settings.snapshot_interval,
+            settings.replica_timeout,
+            settings.correction == "auto",
+            settings.shard_cpus,
+        )
 
 
 class ShardBehind(RuntimeError):
@@ -68,13 +82,25 @@ class IndexShard:
         self.shard, self.config = Shard(number, count), config
         self.store = RedisStore.from_url(config.redis_url, prefix=config.key_prefix)
         correction = self._correction(config.correction_id) if config.correction_id else None
-        builder = IndexBuilder(self.store, config.collection_key, config.raw_dim, factory=config.factory,
-                               recall=config.recall, depth=SearchDepth(config.probe, config.rerank),
-                               shard=self.shard)  # fmt: skip
+        builder = IndexBuilder(
+            self.store,
+            config.collection_key,
+            config.raw_dim,
+            factory=config.factory,
+            recall=config.recall,
+            depth=SearchDepth(config.probe, config.rerank),
+            shard=self.shard,
+        )
         snapshots = Path(config.snapshot_dir) if config.snapshot_dir else None
-        self.served = LiveIndex(builder, correction, published=self._published, snapshot_dir=snapshots,
-                                follow_interval=config.follow_interval, snapshot_interval=config.snapshot_interval,
-                                replica_timeout=config.replica_timeout)  # fmt: skip
+        self.served = LiveIndex(
+            builder,
+            correction,
+            published=self._published,
+            snapshot_dir=snapshots,
+            follow_interval=config.follow_interval,
+            snapshot_interval=config.snapshot_interval,
+            replica_timeout=config.replica_timeout,
+        )
         log.info("%s of %s open: %d documents", self.shard.name, config.collection_key, self.served.current.documents)
 
     def _correction(self, artifact_id: str) -> Correction:
@@ -102,8 +128,13 @@ class IndexShard:
         """Which shard, where (process and Ray node), and what it holds."""
         import ray
 
-        return {"shard": self.shard.number, "pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(),
-                "rss_mb": round((status_bytes("VmRSS") or 0) / 1e6, 1), **self.served.status()}  # fmt: skip
+        return {
+            "shard": self.shard.number,
+            "pid": os.getpid(),
+            "node": ray.get_runtime_context().get_node_id(),
+            "rss_mb": round((status_bytes("VmRSS") or 0) / 1e6, 1),
+            **self.served.status(),
+        }
 
     def check_health(self) -> None:
         """Serve's health check: a shard whose store is gone is restarted (and reopens once the store is back)."""
@@ -139,9 +170,13 @@ def deploy(config: ShardConfig, collection: str, count: int) -> list:
 
     serve.start(proxy_location="Disabled")
     shard = serve.deployment(
-        IndexShard, num_replicas=1, ray_actor_options={"num_cpus": config.cpus}, max_ongoing_requests=8,
-        health_check_period_s=HEALTH_CHECK_SECONDS, health_check_timeout_s=10 * HEALTH_CHECK_SECONDS,
-    )  # fmt: skip
+        IndexShard,
+        num_replicas=1,
+        ray_actor_options={"num_cpus": config.cpus},
+        max_ongoing_requests=8,
+        health_check_period_s=HEALTH_CHECK_SECONDS,
+        health_check_timeout_s=10 * HEALTH_CHECK_SECONDS,
+    )
     bound = [shard.options(name=deployment_name(Shard(n, count))).bind(config, n, count) for n in range(count)]
     entry = serve.deployment(ShardSet, num_replicas=1, ray_actor_options={"num_cpus": 0})
     serve.run(entry.bind(*bound), name=application_name(collection), route_prefix=None)

@@ -61,8 +61,9 @@ class EmbeddedRedis:
         if self.socket_path.exists() and self._alive():
             if owned:
                 self._adopted = self._server_pid()
-                log.info("took over the embedded redis (pid %s) its killed owner left at %s", self._adopted,
-                         self.socket_path)  # fmt: skip
+                log.info(
+                    "took over the embedded redis (pid %s) its killed owner left at %s", self._adopted, self.socket_path
+                )
             else:
                 log.info("reusing embedded redis at %s (another live process owns it)", self.socket_path)
             return self.url
@@ -71,17 +72,26 @@ class EmbeddedRedis:
         self.socket_path.unlink(missing_ok=True)
         cmd = [
             redis_server_executable(),
-            "--port", "0",
-            "--unixsocket", str(self.socket_path),
-            "--unixsocketperm", "700",
-            "--dir", str(self.data_dir),
+            "--port",
+            "0",
+            "--unixsocket",
+            str(self.socket_path),
+            "--unixsocketperm",
+            "700",
+            "--dir",
+            str(self.data_dir),
             # Every acknowledged write is on disk before the reply: a 2xx means the document is kept.
-            "--appendonly", "yes",
-            "--appendfsync", "always",
-            "--save", "",
-            "--daemonize", "no",
-            "--logfile", str(self.data_dir / "redis.log"),
-        ]  # fmt: skip
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--save",
+            "",
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(self.data_dir / "redis.log"),
+        ]
         self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

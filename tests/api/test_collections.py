@@ -210,8 +210,16 @@ def test_a_compressed_collection_re_scores_from_the_stored_vectors_at_its_own_de
     stored vectors, so its results are the exact index's, ids and cosines (hashing vectors differ too little for
     4-bit codes to rank them: without the re-rank they would not be)."""
     texts = [f"note {i} on topic {i % 7} filed under {i % 11} in box {i % 13}" for i in range(300)]
-    made = client.post("/collections", json={"name": "codes", "index_factory": "IVF4,PQ16x4fs", "index_probe": 4,
-                                             "index_rerank": 300, "correction": "none"})  # fmt: skip
+    made = client.post(
+        "/collections",
+        json={
+            "name": "codes",
+            "index_factory": "IVF4,PQ16x4fs",
+            "index_probe": 4,
+            "index_rerank": 300,
+            "correction": "none",
+        },
+    )
     assert made.status_code == 201 and made.json()["index_rerank"] == 300
     exact = {"name": "exact", "index_factory": "Flat", "correction": "none"}  # raw: 64 dims, 16 codes of 4
     assert client.post("/collections", json=exact).status_code == 201
@@ -226,8 +234,10 @@ def test_a_compressed_collection_re_scores_from_the_stored_vectors_at_its_own_de
         time.sleep(0.2)
     assert index["compressed"] and index["params"] == {"nprobe": 4, "rerank": 300}
     for q in ("note 5 on topic 5", "filed under 3 in box 9", "topic 6"):
-        got, want = (client.get(f"/collections/{c}/search", params={"q": q, "k": 5, "mode": "dense"}).json()["results"]
-                     for c in ("codes", "exact"))  # fmt: skip
+        got, want = (
+            client.get(f"/collections/{c}/search", params={"q": q, "k": 5, "mode": "dense"}).json()["results"]
+            for c in ("codes", "exact")
+        )
         assert [h["id"] for h in got] == [h["id"] for h in want]
         assert [h["score"] for h in got] == pytest.approx([h["score"] for h in want], abs=1e-6)
     assert client.post("/collections", json={"name": "bad", "index_rerank": 0}).status_code == 422

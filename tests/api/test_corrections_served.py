@@ -11,7 +11,8 @@ from app.correction import Correction, CorrectionArtifact
 from app.correction.registry import write_artifact_file
 from app.correction.search_space import raw_space
 from app.main import create_app
-from app.offline.fit import corrected_vectors, fit_artifact
+from app.offline.encoding import corrected_vectors
+from app.offline.fit import fit_artifact
 from tests.api.conftest import CORPUS
 from tests.conftest import serve_app
 
@@ -103,9 +104,16 @@ def test_search_runs_in_the_artifacts_own_search_space_and_says_so(make_settings
     backbone = build_backbone(settings)
     fitted = fit_artifact(backbone, CORPUS, "whitening", {"alpha": 0.5, "dim": 8}, progress=False)
     search = raw_space(backbone.dim, {"rule": "test: the backbone's own vectors"})
-    artifact = CorrectionArtifact.create(method=fitted.method, params=fitted.params, backbone=fitted.backbone,
-                                         corpus=fitted.corpus, mu=fitted.mu, W=fitted.W, arrays=search.arrays,
-                                         extra={"search": search.describe()})  # fmt: skip
+    artifact = CorrectionArtifact.create(
+        method=fitted.method,
+        params=fitted.params,
+        backbone=fitted.backbone,
+        corpus=fitted.corpus,
+        mu=fitted.mu,
+        W=fitted.W,
+        arrays=search.arrays,
+        extra={"search": search.describe()},
+    )
     write_artifact_file(artifact, settings.models_dir / "hashing.npz")
     raw = backbone.encode(DOCS)
     raw = raw / np.linalg.norm(raw, axis=1, keepdims=True)

@@ -67,8 +67,10 @@ def test_documents_search_get_delete(client):
     assert [h["id"] for h in hit["results"]][0] == "plane"
     assert hit["results"][0]["score"] == pytest.approx(1.0, abs=1e-4) and hit["correction"]
     assert client.get("/documents/cat").json() == {
-        "id": "cat", "text": "the cat sleeps in the park", "metadata": {"kind": "animal"}
-    }  # fmt: skip
+        "id": "cat",
+        "text": "the cat sleeps in the park",
+        "metadata": {"kind": "animal"},
+    }
     assert client.delete("/documents/plane").status_code == 204
     after = client.get("/search", params={"q": "the plane flies over the city", "k": 10}).json()
     assert "plane" not in [h["id"] for h in after["results"]] and len(after["results"]) == 2
@@ -174,10 +176,20 @@ def test_health_ready_info(client):
     assert info["correction"]["method"] == "whitening" and info["correction"]["params"]["alpha"] == 0.5
     assert info["correction"]["corpus"]["size"] == 150 and info["index"]["correction"] == info["correction"]["id"]
     assert info["limits"] == {
-        "max_texts": 8, "max_text_chars": 200, "max_tokens": 256, "max_body_bytes": 8_000_000, "max_k": 20,
-        "max_queue_texts": 2048, "max_request_tokens": 262_144, "max_fits": 1, "max_items": 4096,
-        "max_filter_keys": 32, "max_metadata_keys": 64, "max_metadata_depth": 4, "max_metadata_bytes": 16_384,
-    }  # fmt: skip
+        "max_texts": 8,
+        "max_text_chars": 200,
+        "max_tokens": 256,
+        "max_body_bytes": 8_000_000,
+        "max_k": 20,
+        "max_queue_texts": 2048,
+        "max_request_tokens": 262_144,
+        "max_fits": 1,
+        "max_items": 4096,
+        "max_filter_keys": 32,
+        "max_metadata_keys": 64,
+        "max_metadata_depth": 4,
+        "max_metadata_bytes": 16_384,
+    }
 
 
 def test_the_published_schema_states_the_limits_this_server_enforces(client):

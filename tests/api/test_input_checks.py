@@ -19,13 +19,17 @@ LONE = '"a \\ud800 b"'  # JSON's escape of a lone surrogate: valid JSON, not Uni
         ("POST", "/v1/embeddings", f'{{"model": "hashing", "input": [{LONE}]}}', "input.0"),
         ("POST", "/documents", f'{{"documents": [{{"text": {LONE}}}]}}', "documents.0.text"),
         ("POST", "/documents", f'{{"documents": [{{"text": "ok", "id": {LONE}}}]}}', "documents.0.id"),
-        ("POST", "/documents", f'{{"documents": [{{"text": "ok", "metadata": {{"k": {LONE}}}}}]}}',
-         "documents.0.metadata.k"),
+        (
+            "POST",
+            "/documents",
+            f'{{"documents": [{{"text": "ok", "metadata": {{"k": {LONE}}}}}]}}',
+            "documents.0.metadata.k",
+        ),
         ("POST", "/search", f'{{"q": {LONE}}}', "q"),
         ("POST", "/search", f'{{"q": "x", "filter": {{{LONE}: 1}}}}', "filter.a \\ud800 b"),
         ("POST", "/collections", f'{{"name": {LONE}}}', "name"),
     ],
-)  # fmt: skip
+)
 def test_a_lone_surrogate_is_a_422_naming_the_field(client, method, path, body, where):
     r = client.request(method, path, content=body.encode(), headers={"content-type": "application/json"})
     message = error_of(r, 422)["message"]
@@ -58,9 +62,13 @@ def test_k_in_a_body_is_an_integer(client, k):
 
 @pytest.mark.parametrize(
     ("factory", "reason"),
-    [("IDMap,Flat", "leave IDMap out"), ("IDMap2,HNSW32", "leave IDMap out"),
-     ("IVF10000000,Flat", "10,000,000 inverted lists need"), ("NoSuchThing", "index_factory 'NoSuchThing'")],
-)  # fmt: skip
+    [
+        ("IDMap,Flat", "leave IDMap out"),
+        ("IDMap2,HNSW32", "leave IDMap out"),
+        ("IVF10000000,Flat", "10,000,000 inverted lists need"),
+        ("NoSuchThing", "index_factory 'NoSuchThing'"),
+    ],
+)
 def test_index_factories_the_service_cannot_serve_are_refused_at_creation(client, factory, reason):
     r = client.post("/collections", json={"name": "c1", "index_factory": factory})
     assert reason in error_of(r, 422)["message"]

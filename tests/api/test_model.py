@@ -94,8 +94,13 @@ def test_a_mismatched_artifact_is_refused_at_start_up(make_settings, minilm, tmp
     from app.backbones.huggingface import HuggingFaceBackbone, default_model_path
 
     cls_backbone = HuggingFaceBackbone(default_model_path(), name=minilm.name, pooling="cls")
-    artifact = fit_artifact(cls_backbone, [f"sentence number {i} about topic {i % 7}" for i in range(600)],
-                            "whitening", {"alpha": 0.5, "dim": 64}, progress=False)  # fmt: skip
+    artifact = fit_artifact(
+        cls_backbone,
+        [f"sentence number {i} about topic {i % 7}" for i in range(600)],
+        "whitening",
+        {"alpha": 0.5, "dim": 64},
+        progress=False,
+    )
     path = write_artifact_file(artifact, tmp_path / "cls.npz")
     with pytest.raises(ArtifactError, match="fitted on backbone all-MiniLM-L6-v2/cls"):
         Services.from_settings(make_settings(correction=str(path)), backbone=minilm)

@@ -36,8 +36,11 @@ def test_the_official_client_gets_corrected_vectors(served):
 
 def test_dimensions_keep_the_first_whitened_axes(served):
     client, http = served
-    full = http.post("/embed", json={"texts": ["a child reads"], "normalize": False},
-                     headers={"Authorization": "Bearer sk-local-test"}).json()["embeddings"][0]  # fmt: skip
+    full = http.post(
+        "/embed",
+        json={"texts": ["a child reads"], "normalize": False},
+        headers={"Authorization": "Bearer sk-local-test"},
+    ).json()["embeddings"][0]
     short = client.embeddings.create(model="hashing", input="a child reads", dimensions=3).data[0].embedding
     expected = np.array(full[:3]) / np.linalg.norm(full[:3])
     np.testing.assert_allclose(short, expected, atol=1e-6)

@@ -19,8 +19,13 @@ def chromium_executable() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if not found and os.geteuid() == 0 and shutil.which("apt-get"):
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "chromium"], env=env, check=False,
-                       capture_output=True, timeout=900)  # fmt: skip
+        subprocess.run(
+            ["apt-get", "install", "-y", "--no-install-recommends", "chromium"],
+            env=env,
+            check=False,
+            capture_output=True,
+            timeout=900,
+        )
         found = shutil.which("chromium")
     if not found:
         raise RuntimeError("the page test needs Chromium: `apt-get install chromium` (make test does it as root)")
@@ -119,8 +124,10 @@ def test_a_collection_is_picked_and_searched_on_the_page(client, browser):
     rows.nth(1).get_by_role("button", name="no: p2 is not relevant").click()
     expect(page.locator("#status")).to_contain_text("judged p2 not relevant")
     judged = client.get("/collections/planes/judgments").json()["judgments"]
-    assert judged == [{"query": "the plane flies over the city", "id": "p1", "grade": 1},
-                      {"query": "the plane flies over the city", "id": "p2", "grade": 0}]  # fmt: skip
+    assert judged == [
+        {"query": "the plane flies over the city", "id": "p1", "grade": 1},
+        {"query": "the plane flies over the city", "id": "p2", "grade": 0},
+    ]
     page.close()
 
 

@@ -16,8 +16,16 @@ def test_each_mode_says_how_it_ranked_and_lexical_finds_only_shared_words(client
     assert default["ranking"]["fusion"] == "calibrated" and default["ranking"]["lexical_weight"] == 0.7
     lexical = client.post("/search", json={"q": "herons waiting", "mode": "lexical"}).json()
     assert [h["id"] for h in lexical["results"]] == ["heron"]  # stemmed: herons -> heron, waiting -> wait
-    assert lexical["ranking"] == {"mode": "lexical", "fusion": None, "lexical_weight": None, "chosen_by": "request",
-                                  "rrf_k": None, "candidates": 300, "confidence": None, "feedback": None}  # fmt: skip
+    assert lexical["ranking"] == {
+        "mode": "lexical",
+        "fusion": None,
+        "lexical_weight": None,
+        "chosen_by": "request",
+        "rrf_k": None,
+        "candidates": 300,
+        "confidence": None,
+        "feedback": None,
+    }
     hit = lexical["results"][0]
     assert hit["lexical_score"] > 0 and hit["rank_score"] == hit["lexical_score"] and -1 <= hit["score"] <= 1
     dense = client.get("/search", params={"q": "herons waiting", "mode": "dense"}).json()

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-DOCS = [{"id": f"d{i}", "text": f"note {i} about {w} and the park"} for i, w in enumerate(
-    ["herons", "cats", "dogs", "rivers", "trees", "boats", "trains", "clouds", "stones", "bridges"] * 3)]  # fmt: skip
+DOCS = [
+    {"id": f"d{i}", "text": f"note {i} about {w} and the park"}
+    for i, w in enumerate(
+        ["herons", "cats", "dogs", "rivers", "trees", "boats", "trains", "clouds", "stones", "bridges"] * 3
+    )
+]
 
 
 @pytest.fixture
@@ -21,8 +25,16 @@ def test_a_request_sets_the_fusion_its_weight_rrf_k_and_the_depth(filled):
     for answer in (filled.get("/search", params=asked), filled.post("/search", json=asked)):
         assert answer.status_code == 200, answer.text
         ranking = answer.json()["ranking"]
-        assert ranking == {"mode": "hybrid", "fusion": "rrf", "lexical_weight": 0.25, "chosen_by": "request",
-                           "rrf_k": 5, "candidates": 12, "confidence": None, "feedback": None}  # fmt: skip
+        assert ranking == {
+            "mode": "hybrid",
+            "fusion": "rrf",
+            "lexical_weight": 0.25,
+            "chosen_by": "request",
+            "rrf_k": 5,
+            "candidates": 12,
+            "confidence": None,
+            "feedback": None,
+        }
     convex = filled.get("/search", params={"q": "herons", "fusion": "convex"}).json()["ranking"]
     assert (convex["fusion"], convex["lexical_weight"]) == ("convex", 0.4)  # a fusion named alone: its own weight
 
@@ -30,8 +42,13 @@ def test_a_request_sets_the_fusion_its_weight_rrf_k_and_the_depth(filled):
 def test_explain_gives_each_lists_rank_and_score_and_parts_summing_to_the_fused_score(filled):
     found = filled.post("/search", json={"q": "herons in the park", "explain": True, "k": 5}).json()
     assert set(found["ranking"]["confidence"]) == {"dense", "lexical"}
-    dense = [h for offset in (0, 15) for h in filled.post("/search", json={
-        "q": "herons in the park", "mode": "dense", "k": 15, "offset": offset}).json()["results"]]  # fmt: skip
+    dense = [
+        h
+        for offset in (0, 15)
+        for h in filled.post(
+            "/search", json={"q": "herons in the park", "mode": "dense", "k": 15, "offset": offset}
+        ).json()["results"]
+    ]
     dense_rank = {h["id"]: n for n, h in enumerate(dense, 1)}
     for hit in found["results"]:
         told = hit["explain"]
@@ -62,11 +79,17 @@ def test_pages_equal_the_slices_of_one_larger_request(filled, mode):
 
 @pytest.mark.parametrize(
     "bad, named",
-    [({"fusion": "max"}, "fusion"), ({"lexical_weight": 1.5}, "lexical_weight"),
-     ({"lexical_weight": True}, "lexical_weight"),
-     ({"rrf_k": 0}, "rrf_k"), ({"candidates": 5000}, "candidates"), ({"offset": -1}, "offset"),
-     ({"offset": 1995, "k": 10}, "offset + k"), ({"explain": "yes"}, "explain")],
-)  # fmt: skip
+    [
+        ({"fusion": "max"}, "fusion"),
+        ({"lexical_weight": 1.5}, "lexical_weight"),
+        ({"lexical_weight": True}, "lexical_weight"),
+        ({"rrf_k": 0}, "rrf_k"),
+        ({"candidates": 5000}, "candidates"),
+        ({"offset": -1}, "offset"),
+        ({"offset": 1995, "k": 10}, "offset + k"),
+        ({"explain": "yes"}, "explain"),
+    ],
+)
 def test_an_invalid_ranking_value_is_a_422_naming_it(filled, bad, named):
     r = filled.post("/search", json={"q": "park", **bad})
     assert r.status_code == 422 and named in r.text, r.text

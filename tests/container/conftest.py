@@ -98,9 +98,24 @@ def running(image: str, data: Path, timeout: float = 120) -> Iterator[Running]:
     ):
         start = time.monotonic()
         proc = subprocess.Popen(
-            ["buildah", "run", "--isolation", "chroot", "--network", "host", "--volume", f"{data}:/srv/var", name,
-             "--", *command_of(image)], env=BUILDAH, stdout=log, stderr=log, start_new_session=True,
-        )  # fmt: skip
+            [
+                "buildah",
+                "run",
+                "--isolation",
+                "chroot",
+                "--network",
+                "host",
+                "--volume",
+                f"{data}:/srv/var",
+                name,
+                "--",
+                *command_of(image),
+            ],
+            env=BUILDAH,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
         try:
             url = f"http://127.0.0.1:{port}"
             while not _ready(url):

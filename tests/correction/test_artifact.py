@@ -33,8 +33,9 @@ def test_the_id_does_not_see_float_noise_a_refit_on_another_machine_makes(artifa
     a = artifact_factory(vectors, alpha=0.5)
 
     def make(W):
-        return CorrectionArtifact.create(method=a.method, params=a.params, backbone=a.backbone, corpus=a.corpus,
-                                         mu=a.mu, W=W)  # fmt: skip
+        return CorrectionArtifact.create(
+            method=a.method, params=a.params, backbone=a.backbone, corpus=a.corpus, mu=a.mu, W=W
+        )
 
     exact = a.W.copy()
     exact[:, -1] = 0.0
@@ -122,9 +123,14 @@ def test_sif_weights_must_cover_the_backbones_vocabulary(vectors):
     backbone = HashingBackbone(dim=8)
     weights = np.ones(backbone.vocab_size - 1, dtype=np.float32)
     art = CorrectionArtifact.create(
-        method="sif", params={"a": 1e-3}, backbone=BackboneRef("hashing", backbone.fingerprint, 8, "mean"),
-        corpus=CorpusRef(size=1, sha256="0" * 64), mu=np.zeros(8), W=np.eye(8), arrays={SIF_WEIGHTS: weights},
-    )  # fmt: skip
+        method="sif",
+        params={"a": 1e-3},
+        backbone=BackboneRef("hashing", backbone.fingerprint, 8, "mean"),
+        corpus=CorpusRef(size=1, sha256="0" * 64),
+        mu=np.zeros(8),
+        W=np.eye(8),
+        arrays={SIF_WEIGHTS: weights},
+    )
     with pytest.raises(ArtifactError, match="vocabulary"):
         check_compatible(CorrectionArtifact.from_bytes(art.to_bytes()), backbone)
 

@@ -62,8 +62,9 @@ def test_no_input_gives_nan_or_inf(trained):
 def test_a_flow_artifact_round_trips_and_its_weights_are_checksummed():
     backbone = HashingBackbone(dim=8)
     x, _, _ = gaussian(600)
-    artifact = fit_from_vectors(backbone, [str(i) for i in range(600)], x, "flow",
-                                {"blocks": 2, "hidden": 16, "whiten": 0.5})  # fmt: skip
+    artifact = fit_from_vectors(
+        backbone, [str(i) for i in range(600)], x, "flow", {"blocks": 2, "hidden": 16, "whiten": 0.5}
+    )
     assert artifact.method == "flow" and any(k.startswith("flow.") for k in artifact.arrays)
     again = CorrectionArtifact.from_bytes(artifact.to_bytes())
     assert again.id == artifact.id

@@ -54,8 +54,14 @@ def test_partition_ratio_does_not_overflow_on_large_vectors():
 def test_report_has_the_documented_keys():
     report = isotropy_report(RNG.standard_normal((500, 8)) + 4.0)
     assert set(report) == {
-        "mean_random_cosine", "isoscore", "partition_ratio", "effective_rank", "top_direction_share", "dim", "n",
-    }  # fmt: skip
+        "mean_random_cosine",
+        "isoscore",
+        "partition_ratio",
+        "effective_rank",
+        "top_direction_share",
+        "dim",
+        "n",
+    }
     assert report["n"] == 500 and report["dim"] == 8 and report["mean_random_cosine"] > 0.8
 
 
@@ -80,9 +86,14 @@ def test_a_cloud_in_a_cone_is_less_uniform_than_its_whitened_version_and_samplin
     u = RNG.standard_normal(16)
     cone = 8.0 * np.outer(1 + RNG.random(3000), u) + RNG.standard_normal((3000, 16))
     mu, w = fit_correction(CovarianceStats(16).update(cone), "whitening")
-    artifact = CorrectionArtifact.create(method="whitening", params={}, mu=mu, W=w,
-                                         backbone=BackboneRef(name="t", fingerprint="fp", dim=16, pooling="mean"),
-                                         corpus=CorpusRef(size=3000, sha256="0" * 64))  # fmt: skip
+    artifact = CorrectionArtifact.create(
+        method="whitening",
+        params={},
+        mu=mu,
+        W=w,
+        backbone=BackboneRef(name="t", fingerprint="fp", dim=16, pooling="mean"),
+        corpus=CorpusRef(size=3000, sha256="0" * 64),
+    )
     whitened = Correction(artifact).apply(cone)
     assert uniformity(cone) > -0.1  # every pair close: exp(-2 d^2) near 1
     assert uniformity(whitened) < -3.0  # spread over the sphere, near the -4 of a uniform one in many dims
@@ -93,15 +104,24 @@ def test_a_cloud_in_a_cone_is_less_uniform_than_its_whitened_version_and_samplin
 def test_the_fit_time_record_measures_raw_and_corrected_on_the_same_pairs_and_sample():
     cone = 5.0 + RNG.standard_normal((400, 6))
     mu, w = fit_correction(CovarianceStats(6).update(cone), "whitening")
-    correction = Correction(CorrectionArtifact.create(method="whitening", params={}, mu=mu, W=w,
-                            backbone=BackboneRef(name="t", fingerprint="fp", dim=6, pooling="mean"),
-                            corpus=CorpusRef(size=400, sha256="0" * 64)))  # fmt: skip
+    correction = Correction(
+        CorrectionArtifact.create(
+            method="whitening",
+            params={},
+            mu=mu,
+            W=w,
+            backbone=BackboneRef(name="t", fingerprint="fp", dim=6, pooling="mean"),
+            corpus=CorpusRef(size=400, sha256="0" * 64),
+        )
+    )
     left, right, gold = cone[:50], cone[50:100] + 0.1 * cone[:50], np.where(np.arange(50) % 2, 4.5, 1.0)
     record = space_geometry(correction, cone, (left, right, gold))
     assert record["positive_pairs"] == 25 and record["uniformity_sentences"] == 400
     fixed = correction.apply(left[1::2]), correction.apply(right[1::2])
     assert record["raw"]["alignment"] == round(alignment(left[1::2], right[1::2]), 4)
-    assert record["corrected"] == {"alignment": round(alignment(*fixed), 4),
-                                   "uniformity": round(uniformity(correction.apply(cone)), 4)}  # fmt: skip
+    assert record["corrected"] == {
+        "alignment": round(alignment(*fixed), 4),
+        "uniformity": round(uniformity(correction.apply(cone)), 4),
+    }
     assert record["corrected"]["uniformity"] < record["raw"]["uniformity"]
     assert space_geometry(correction, cone)["raw"]["alignment"] is None  # no labelled pairs, no alignment

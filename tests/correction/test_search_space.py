@@ -26,8 +26,9 @@ def candidate(method: str, ndcg: list[float], recall: list[float], *, seed: int 
     rng = np.random.default_rng(seed)
     half = QUERIES // 2
     noise = [rng.normal(0, 0.05, half) for _ in range(2)]
-    return SearchCandidate(method, {}, 8, [n + e for n, e in zip(ndcg, noise, strict=True)],
-                           [np.full(half, r) for r in recall])  # fmt: skip
+    return SearchCandidate(
+        method, {}, 8, [n + e for n, e in zip(ndcg, noise, strict=True)], [np.full(half, r) for r in recall]
+    )
 
 
 def test_a_candidate_that_gains_ndcg_but_loses_recall_is_not_chosen():
@@ -81,8 +82,13 @@ def test_search_candidates_are_the_family_auto_searches_scored_on_judgments():
     offset = np.full(6, 3.0)
     docs = rng.standard_normal((40, 6)) + offset
     queries = docs[:10] + 0.3 * rng.standard_normal((10, 6))  # query i is about document i
-    collection = JudgedCorpus([f"d{i}" for i in range(40)], [""] * 40, [f"q{i}" for i in range(10)], [""] * 10,
-                            {f"q{i}": {f"d{i}": 1} for i in range(10)})  # fmt: skip
+    collection = JudgedCorpus(
+        [f"d{i}" for i in range(40)],
+        [""] * 40,
+        [f"q{i}" for i in range(10)],
+        [""] * 10,
+        {f"q{i}": {f"d{i}": 1} for i in range(10)},
+    )
     judged = JudgedSet("toy", collection, docs, queries, Judgments.of(collection))
     spectrum = Spectrum.of(CovarianceStats(6).update(docs))
     scored = score_search_candidates(spectrum, [judged])

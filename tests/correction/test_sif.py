@@ -9,7 +9,8 @@ from app.backbones.hashing import HashingBackbone
 from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.correction.sif import WEIGHTS_KEY, remove_first_component, sif_weights, token_counts
-from app.offline.fit import corrected_vectors, fit_from_vectors
+from app.offline.encoding import corrected_vectors
+from app.offline.fit import fit_from_vectors
 from tests.api.conftest import CORPUS
 
 

@@ -200,8 +200,10 @@ def test_searches_keep_running_while_a_snapshot_serializes_the_index():
 def test_a_factory_that_needs_training_serves_exactly_until_it_can_be_trained():
     """An empty collection on IVF or a quantizer used to fail every write (faiss trained on 0 vectors): a 500."""
     assert (training_minimum(32, "Flat"), training_minimum(32, "IVF16,Flat"), training_minimum(32, "IVF4,PQ8")) == (
-        0, 16, 256,
-    )  # fmt: skip
+        0,
+        16,
+        256,
+    )
     x = clustered(300)
     index = VectorIndex(32, "IVF16,Flat")
     assert index.factory == "Flat" and index.rebuild_reason() is None

@@ -93,8 +93,14 @@ def test_an_unset_weight_is_the_fusions_own_default():
 
 
 def test_a_ranking_refuses_what_it_cannot_do():
-    for bad in ({"mode": "sparse"}, {"fusion": "max"}, {"lexical_weight": 1.5}, {"rrf_k": 0}, {"candidates": 0},
-                {"candidates": 2001}):  # fmt: skip
+    for bad in (
+        {"mode": "sparse"},
+        {"fusion": "max"},
+        {"lexical_weight": 1.5},
+        {"rrf_k": 0},
+        {"candidates": 0},
+        {"candidates": 2001},
+    ):
         with pytest.raises(ValueError):
             Ranking(**bad)
     assert Ranking(mode="dense").describe()["fusion"] is None

@@ -94,5 +94,8 @@ def test_counts_name_drift_when_writes_have_paused(service):
     service.served.current.lexical.commit()
     check = service.served.verify(full=False)
     assert (check.full, check.stored, check.dense.count, check.lexical.describe()) == (
-        False, 5, 0, {"missing": 1, "extra": 0, "examples": []},
-    )  # fmt: skip
+        False,
+        5,
+        0,
+        {"missing": 1, "extra": 0, "examples": []},
+    )

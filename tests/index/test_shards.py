@@ -61,8 +61,9 @@ def test_shards_hold_their_documents_follow_their_changes_and_merge_to_the_whole
     for builder, index in zip(shards, built, strict=True):
         builder.catch_up(index)
     assert sum(b.documents for b in built) == 2_001
-    assert [("new-1" in b.dense, "d1" in b.dense) for b in built] == [(shard_of("new-1", 4) == n, False)
-                                                                       for n in range(4)]  # fmt: skip
+    assert [("new-1" in b.dense, "d1" in b.dense) for b in built] == [
+        (shard_of("new-1", 4) == n, False) for n in range(4)
+    ]
 
 
 def test_a_shard_reopens_from_its_own_snapshot_and_never_from_another_shards(store, tmp_path):
@@ -70,8 +71,9 @@ def test_a_shard_reopens_from_its_own_snapshot_and_never_from_another_shards(sto
 
     def live(n):
         builder = IndexBuilder(store, KEY, DIM, factory="Flat", shard=Shard(n, 2))
-        return LiveIndex(builder, None, published=lambda _: None, snapshot_dir=tmp_path, follow_interval=60,
-                         snapshot_interval=60)  # fmt: skip
+        return LiveIndex(
+            builder, None, published=lambda _: None, snapshot_dir=tmp_path, follow_interval=60, snapshot_interval=60
+        )
 
     first = live(0)
     documents = first.current.documents
@@ -89,8 +91,14 @@ def test_a_sharded_servers_index_keeps_the_keys_alone_and_a_snapshot_of_its_own_
     put(store, [f"d{i}" for i in range(300)], np.random.default_rng(2))
 
     def live(factory):
-        return LiveIndex(IndexBuilder(store, KEY, DIM, factory=factory), None, published=lambda _: None,
-                         snapshot_dir=tmp_path, follow_interval=60, snapshot_interval=60)  # fmt: skip
+        return LiveIndex(
+            IndexBuilder(store, KEY, DIM, factory=factory),
+            None,
+            published=lambda _: None,
+            snapshot_dir=tmp_path,
+            follow_interval=60,
+            snapshot_interval=60,
+        )
 
     keys = live(SHARDED)
     assert (keys.current.documents, keys.current.dense.memory_bytes(), keys.opened["from"]) == (300, 0, "store")
@@ -106,8 +114,11 @@ def test_a_sharded_servers_index_keeps_the_keys_alone_and_a_snapshot_of_its_own_
         assert (again.opened["from"], again.current.documents) == ("snapshot", 299)
         again.close()
         flat = live("Flat")  # CE_SHARDS unset again: the keys alone cannot serve; built from the store
-        assert flat.opened == {"from": "store", "snapshot_refused": "index shards, settings Flat",
-                               "seconds": flat.opened["seconds"]}  # fmt: skip
+        assert flat.opened == {
+            "from": "store",
+            "snapshot_refused": "index shards, settings Flat",
+            "seconds": flat.opened["seconds"],
+        }
         assert len(flat.current.dense.search(np.ones((1, DIM), dtype=np.float32), 5)[0]) == 5
     finally:
         if flat is not None:

@@ -45,8 +45,10 @@ def test_no_acknowledged_document_goes_missing_over_trials_with_kill_9(tmp_path)
     client = httpx.Client(base_url=base, timeout=60)
     filler = [f"f{i}" for i in range(2000)]
     for start in range(0, len(filler), 250):
-        batch = [{"id": d, "text": f"short document {d} number {i} of the filler"} for i, d in
-                 enumerate(filler[start:start + 250], start)]  # fmt: skip
+        batch = [
+            {"id": d, "text": f"short document {d} number {i} of the filler"}
+            for i, d in enumerate(filler[start : start + 250], start)
+        ]
         assert client.post("/documents", json={"documents": batch}).status_code == 201
     rng.shuffle(filler)
     added: dict[str, tuple[str, str]] = {}

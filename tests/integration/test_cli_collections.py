@@ -26,8 +26,9 @@ def test_collections_from_the_command_line_and_a_fit_on_a_collections_own_docume
     collections = listed()
     assert collections["default"]["documents"] == 0
     assert (collections["notes"]["documents"], collections["notes"]["pooling"]) == (512, "cls")
-    r = run_cli("fit", "--collection", "notes", "--method", "whitening", "--alpha", "0.5", "--dim", "16", "--publish",
-                env=env)  # fmt: skip
+    r = run_cli(
+        "fit", "--collection", "notes", "--method", "whitening", "--alpha", "0.5", "--dim", "16", "--publish", env=env
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     fitted = r.stdout.strip().splitlines()[-1]
     assert fitted.startswith("whitening-") and "published" in r.stderr
@@ -47,8 +48,10 @@ def test_collections_from_the_command_line_and_a_fit_on_a_collections_own_docume
 
 def test_spaces_draws_a_collections_documents_coloured_by_a_metadata_field(env, tmp_path):
     docs = tmp_path / "docs.jsonl"
-    rows = [{"id": f"d{i}", "text": f"the {a} near the {b}", "metadata": {"topic": a} if i % 5 else {}}
-            for i, (a, b) in enumerate((a, b) for a in WORDS[:4] for b in WORDS)]  # fmt: skip
+    rows = [
+        {"id": f"d{i}", "text": f"the {a} near the {b}", "metadata": {"topic": a} if i % 5 else {}}
+        for i, (a, b) in enumerate((a, b) for a in WORDS[:4] for b in WORDS)
+    ]
     docs.write_text("\n".join(map(json.dumps, rows)))
     assert run_cli("index", "--corpus", str(docs), env=env).returncode == 0
     r = run_cli("spaces", "--color-by", "topic", "--sample", "50", env=env)

@@ -101,8 +101,16 @@ def test_report_writes_the_table_and_plots(env, corpus, graded_pairs, tmp_path):
     )
     scores = [float(cell.split()[0]) for cell in rows[0].strip("|").split("|")[1:]]
     assert len(scores) == 5 and len(set(scores)) > 1  # the methods really differ on graded pairs
-    for name in ("spectrum-mean.png", "cosines-mean.png", "spaces-mean.png", "geometry-mean.png", "spectrum-cls.png",
-                 "cosines-cls.png", "spaces-cls.png", "geometry-cls.png"):  # fmt: skip
+    for name in (
+        "spectrum-mean.png",
+        "cosines-mean.png",
+        "spaces-mean.png",
+        "geometry-mean.png",
+        "spectrum-cls.png",
+        "cosines-cls.png",
+        "spaces-cls.png",
+        "geometry-cls.png",
+    ):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"]({name})" in md
     assert "IsoScore" in md
     r = run_cli("report", "--out", str(out), "--pooling", "max", *args, env=env)
@@ -130,8 +138,18 @@ def test_compare_tables_every_method_and_sif_only_where_it_applies(env, corpus, 
 
 @pytest.mark.parametrize("method", ["flow", "sif"])
 def test_fit_and_eval_with_the_literatures_other_corrections(env, corpus, graded_pairs, tmp_path, method):
-    r = run_cli("fit", "--corpus", str(corpus), "--method", method, "--flow-seconds", "5",
-                "--out", str(tmp_path / "a.npz"), env=env)  # fmt: skip
+    r = run_cli(
+        "fit",
+        "--corpus",
+        str(corpus),
+        "--method",
+        method,
+        "--flow-seconds",
+        "5",
+        "--out",
+        str(tmp_path / "a.npz"),
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
     artifact = read_artifact_file(tmp_path / "a.npz")
     assert artifact.method == method and artifact.id == r.stdout.strip() and artifact.arrays
@@ -206,8 +224,23 @@ def test_eval_search_scores_a_tiny_collection_and_reuses_its_cache(env, tmp_path
     # Fitted now, its search space chosen on the same judgments: raw already ranks perfectly, so the rule keeps raw.
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(f"the {a} {b} at {c}" for a in "abcdefgh" for b in "ijklmnop" for c in "qrstu"))
-    r = run_cli("eval-search", "--data", str(folder), "--correction", "fit", "--method", "whitening", "--alpha", "0.5",
-                "--fit-corpus", str(corpus), "--tune-qrels", str(folder), "--json", env=env)  # fmt: skip
+    r = run_cli(
+        "eval-search",
+        "--data",
+        str(folder),
+        "--correction",
+        "fit",
+        "--method",
+        "whitening",
+        "--alpha",
+        "0.5",
+        "--fit-corpus",
+        str(corpus),
+        "--tune-qrels",
+        str(folder),
+        "--json",
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     fitted = json.loads(r.stdout.strip().splitlines()[-1])
     assert fitted["correction"].startswith("whitening-") and fitted["space"] == "search"
@@ -215,8 +248,20 @@ def test_eval_search_scores_a_tiny_collection_and_reuses_its_cache(env, tmp_path
     assert (space["method"], space["shared_with_similarity"], space["tuned_on"]) == ("none", False, "tiny")
     assert space["raw"]["ndcg_at_10"] == [100.0] and fitted["ndcg_at_10"] == fitted["raw_ndcg_at_10"] == 100.0
     out = tmp_path / "tuned.npz"
-    r = run_cli("fit", "--corpus", str(corpus), "--method", "whitening", "--alpha", "0.5", "--tune-qrels", str(folder),
-                "--out", str(out), env=env)  # fmt: skip
+    r = run_cli(
+        "fit",
+        "--corpus",
+        str(corpus),
+        "--method",
+        "whitening",
+        "--alpha",
+        "0.5",
+        "--tune-qrels",
+        str(folder),
+        "--out",
+        str(out),
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     search = read_artifact_file(out).extra["search"]
     ranking = ("ranking", "ranking_selection")  # fit also chooses the ranking on the judgments

@@ -63,12 +63,14 @@ def test_kill_9_during_bulk_ingestion_loses_no_acknowledged_document(tmp_path, e
     flight at the kill may also have landed.
     """
     port = free_port()
-    env = server_env(tmp_path, port, CE_BACKBONE="hashing", CE_SNAPSHOT_INTERVAL="2", CE_FOLLOW_INTERVAL="0.1",
-                     CE_MAX_LENGTH="16")  # fmt: skip
+    env = server_env(
+        tmp_path, port, CE_BACKBONE="hashing", CE_SNAPSHOT_INTERVAL="2", CE_FOLLOW_INTERVAL="0.1", CE_MAX_LENGTH="16"
+    )
     base = f"http://127.0.0.1:{port}"
     filler = " ".join(["Lorem ipsum dolor sit amet."] * 5)  # 25 words: over the 14-token window
-    words = [f"{WORDS[n % 16]} {WORDS[n * 7 % 16]} number{n}" + (f". {filler}" if n % 3 == 0 else "")
-             for n in range(5000)]  # fmt: skip
+    words = [
+        f"{WORDS[n % 16]} {WORDS[n * 7 % 16]} number{n}" + (f". {filler}" if n % 3 == 0 else "") for n in range(5000)
+    ]
 
     def doc(i: int) -> dict:
         return {"id": f"d{i}", "text": words[i], "metadata": {"i": i}}

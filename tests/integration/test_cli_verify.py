@@ -15,8 +15,13 @@ from tests.integration.conftest import run_cli
 
 def drifted_snapshot(env: dict) -> None:
     """A snapshot whose lexical index lacks an acknowledged document and keeps a deleted one (counts agree)."""
-    settings = Settings(backbone="hashing", redis_url=env["CE_REDIS_URL"], key_prefix=env["CE_KEY_PREFIX"],
-                        data_dir=env["CE_DATA_DIR"], models_dir=env["CE_MODELS_DIR"])  # fmt: skip
+    settings = Settings(
+        backbone="hashing",
+        redis_url=env["CE_REDIS_URL"],
+        key_prefix=env["CE_KEY_PREFIX"],
+        data_dir=env["CE_DATA_DIR"],
+        models_dir=env["CE_MODELS_DIR"],
+    )
     service = Services.from_settings(settings)
     try:
         service.documents.add([DocumentInput(text=f"the cat number {i}", id=f"d{i}") for i in range(12)])

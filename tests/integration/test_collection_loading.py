@@ -17,8 +17,14 @@ def test_a_collection_on_a_pooling_not_exported_yet_answers_at_once_then_serves_
     not_a_model = tmp_path / "not-a-model"
     not_a_model.mkdir()
     port = free_port()
-    env = server_env(tmp_path, port, CE_BACKBONE="onnx", CE_MODEL_PATH=str(tiny_bert), CE_CORRECTION="none",
-                     CE_COLLECTION_MODELS=json.dumps([str(not_a_model)]))  # fmt: skip
+    env = server_env(
+        tmp_path,
+        port,
+        CE_BACKBONE="onnx",
+        CE_MODEL_PATH=str(tiny_bert),
+        CE_CORRECTION="none",
+        CE_COLLECTION_MODELS=json.dumps([str(not_a_model)]),
+    )
     proc = start_server(env, f"http://127.0.0.1:{port}")  # exports the mean-pooling graph: the only one cached
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as c:

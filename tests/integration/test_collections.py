@@ -24,8 +24,15 @@ def text(name: str, n: int) -> str:
 def test_kill_9_during_ingestion_into_two_collections_loses_nothing_and_mixes_nothing(tmp_path, redis_url, key_prefix):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = server_env(tmp_path, port, CE_BACKBONE="hashing", CE_REDIS_URL=redis_url, CE_KEY_PREFIX=key_prefix,
-                     CE_SNAPSHOT_INTERVAL="1", CE_FOLLOW_INTERVAL="0.1")  # fmt: skip
+    env = server_env(
+        tmp_path,
+        port,
+        CE_BACKBONE="hashing",
+        CE_REDIS_URL=redis_url,
+        CE_KEY_PREFIX=key_prefix,
+        CE_SNAPSHOT_INTERVAL="1",
+        CE_FOLLOW_INTERVAL="0.1",
+    )
     acknowledged: dict[str, list[int]] = {"alpha": [], "beta": []}
     in_flight: dict[str, list[int]] = {"alpha": [], "beta": []}
 

@@ -32,10 +32,27 @@ def test_no_generated_request_gets_a_server_error(tmp_path, onnx_graphs, backbon
     hooks = {"SCHEMATHESIS_HOOKS": "tests.fuzz_surrogates", "PYTHONPATH": str(ROOT), "CE_FUZZ_SURROGATES": str(counted)}
     try:
         run = subprocess.run(
-            [str(ST), "--config-file", str(ROOT / "schemathesis.toml"), "run", f"{base}/openapi.json",
-             "--checks", "not_a_server_error", "--max-examples", EXAMPLES, "--seed", SEED, "--workers", "1"],
-            capture_output=True, text=True, timeout=600, cwd=tmp_path, env={**os.environ, **hooks},
-        )  # fmt: skip
+            [
+                str(ST),
+                "--config-file",
+                str(ROOT / "schemathesis.toml"),
+                "run",
+                f"{base}/openapi.json",
+                "--checks",
+                "not_a_server_error",
+                "--max-examples",
+                EXAMPLES,
+                "--seed",
+                SEED,
+                "--workers",
+                "1",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=tmp_path,
+            env={**os.environ, **hooks},
+        )
     finally:
         stop_server(proc)
     summary = run.stdout[-3000:]

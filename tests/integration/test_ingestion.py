@@ -19,12 +19,14 @@ TOTAL = 40_000
 
 def test_a_killed_ingestion_resumes_after_its_last_acknowledged_batch(env, redis_url, key_prefix, tmp_path):
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"id": f"d{i}", "text": f"note {i} about item {i % 97}"}) + "\n"
-                              for i in range(TOTAL)))  # fmt: skip
+    corpus.write_text(
+        "".join(json.dumps({"id": f"d{i}", "text": f"note {i} about item {i % 97}"}) + "\n" for i in range(TOTAL))
+    )
     store = RedisStore.from_url(redis_url, prefix=key_prefix)
     args = [sys.executable, "-m", "app", "index", "--corpus", str(corpus), "--batch", "100"]
-    proc = subprocess.Popen(args, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 120
         while not (keys := store.client.keys(f"{key_prefix}:ingestion:*")) or not store.client.hvals(keys[0]):

@@ -53,8 +53,9 @@ def test_judgments_tune_the_search_space_and_the_ranking_and_a_second_server_fol
     extra = {"CE_BACKBONE": "hashing", "CE_FOLLOW_INTERVAL": "0.2", "CE_MAX_TEXTS": "100", "CE_MODELS_DIR": str(models)}
     first = start_server(server_env(tmp_path / "a", ports[0], **extra), f"http://127.0.0.1:{ports[0]}")
     redis_url = EmbeddedRedis(tmp_path / "a" / "data" / "redis").url
-    second = start_server(server_env(tmp_path / "b", ports[1], CE_REDIS_URL=redis_url, **extra),
-                          f"http://127.0.0.1:{ports[1]}")  # fmt: skip
+    second = start_server(
+        server_env(tmp_path / "b", ports[1], CE_REDIS_URL=redis_url, **extra), f"http://127.0.0.1:{ports[1]}"
+    )
     a, b = (httpx.Client(base_url=f"http://127.0.0.1:{p}", timeout=60) for p in ports)
     try:
         for start in range(0, len(docs), 100):
@@ -77,8 +78,9 @@ def test_judgments_tune_the_search_space_and_the_ranking_and_a_second_server_fol
         assert space["published"] == (space["chosen"] != space["served"] and chosen_ndcg >= served_ndcg)
         print(f"\nspace {space}")
         print(f"\nchosen {chosen['mode']}/{chosen['fusion']}/{chosen['lexical_weight']}, held out {held}")
-        found = wait_for(b, f"/search?q={asked[0][0]}", lambda r: r["ranking"]["chosen_by"].startswith("judgments"),
-                         timeout=10)  # fmt: skip
+        found = wait_for(
+            b, f"/search?q={asked[0][0]}", lambda r: r["ranking"]["chosen_by"].startswith("judgments"), timeout=10
+        )
         assert (found["ranking"]["mode"], found["ranking"]["fusion"]) == (
             chosen["mode"],
             chosen["fusion"] if chosen["mode"] == "hybrid" else None,

@@ -19,8 +19,11 @@ from tests.conftest import STS, with_graphs
 def test_identifiers_come_first_and_rare_words_as_often_as_lexical_search_finds_them(tmp_path, onnx_graphs):
     base = from_texts(read_corpus(STS / "sts-train.csv"))
     built = known_items(replace(base, doc_ids=base.doc_ids[:2000], doc_texts=base.doc_texts[:2000]))
-    shapes = {re.sub(r"\d", "9", re.sub(r"[A-Z]", "A", t)) for q, t in zip(built.query_ids, built.query_texts,
-              strict=True) if q.startswith(IDENTIFIER)}  # fmt: skip
+    shapes = {
+        re.sub(r"\d", "9", re.sub(r"[A-Z]", "A", t))
+        for q, t in zip(built.query_ids, built.query_texts, strict=True)
+        if q.startswith(IDENTIFIER)
+    }
     assert len(shapes) >= 4 and len(built.doc_ids) == 2000
     settings = Settings(data_dir=with_graphs(onnx_graphs, tmp_path / "data"))  # the default backbone and correction
     services = served_services(settings, tmp_path / "run")

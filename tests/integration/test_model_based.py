@@ -33,8 +33,13 @@ IDS = [f"doc{i}" for i in range(12)]
 STEPS = int(os.environ.get("CE_MODEL_STEPS", "510"))  # over all seeds
 SEEDS = [int(s) for s in os.environ.get("CE_MODEL_SEEDS", "1,2,3").split(",")]
 STEPS_PER_EXAMPLE = 50
-ACTIONS = (["add_or_replace"] * 8 + ["delete"] * 5 + ["pause"] * 3 + ["burst"] * 2
-           + ["toggle_replica", "kill_9_and_restart", "new_correction"])  # fmt: skip
+ACTIONS = (
+    ["add_or_replace"] * 8
+    + ["delete"] * 5
+    + ["pause"] * 3
+    + ["burst"] * 2
+    + ["toggle_replica", "kill_9_and_restart", "new_correction"]
+)
 FIGURES = {"steps": 0, "kills": 0, "replicas": 0, "pauses": 0, "bursts": 0, "corrections": 0, "checks": 0}
 DRIFTED = "index drifted from the store"  # what the follower logs before it repairs a drift
 
@@ -45,8 +50,13 @@ class Server:
     def __init__(self, root, name: str, redis_url: str | None = None):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        extra = {"CE_BACKBONE": "hashing", "CE_FOLLOW_INTERVAL": "0.05", "CE_SNAPSHOT_INTERVAL": "0.5",
-                 "CE_VERIFY_INTERVAL": "1", "CE_MAX_K": "100"}  # fmt: skip
+        extra = {
+            "CE_BACKBONE": "hashing",
+            "CE_FOLLOW_INTERVAL": "0.05",
+            "CE_SNAPSHOT_INTERVAL": "0.5",
+            "CE_VERIFY_INTERVAL": "1",
+            "CE_MAX_K": "100",
+        }
         if redis_url:
             extra["CE_REDIS_URL"] = redis_url
         (root / name).mkdir(parents=True, exist_ok=True)
@@ -200,11 +210,18 @@ def test_the_invariant_holds_over_random_interleavings(tmp_path, run_seed):
     while FIGURES["steps"] < target:  # Hypothesis may end a run of steps early: go on, from a seed of its own
         factory = seed(run_seed * 1000 + rounds)(lambda: Integrity())
         examples = max(1, (target - FIGURES["steps"]) // STEPS_PER_EXAMPLE)
-        run_state_machine_as_test(factory, settings=settings(
-            max_examples=examples, stateful_step_count=STEPS_PER_EXAMPLE, deadline=None, database=None,
-            suppress_health_check=list(HealthCheck), derandomize=False,
-            phases=[Phase.explicit, Phase.generate],  # shrinking would replay real processes for many minutes
-        ))  # fmt: skip
+        run_state_machine_as_test(
+            factory,
+            settings=settings(
+                max_examples=examples,
+                stateful_step_count=STEPS_PER_EXAMPLE,
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+                derandomize=False,
+                phases=[Phase.explicit, Phase.generate],  # shrinking would replay real processes for many minutes
+            ),
+        )
         rounds += 1
     done = {k: FIGURES[k] - before[k] for k in FIGURES}
     print(f"seed {run_seed}: {done}")

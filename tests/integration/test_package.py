@@ -21,8 +21,11 @@ print(json.dumps({"models": str(s.models_dir), "tune": [str(p) for p in s.tune_p
 def test_the_installed_package_carries_its_page_corrections_and_sts_b(tmp_path):
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), "."],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert build.returncode == 0, build.stderr
     (wheel,) = tmp_path.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -34,8 +37,12 @@ def test_the_installed_package_carries_its_page_corrections_and_sts_b(tmp_path):
     } <= names
     target, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
     elsewhere.mkdir()
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
-                   check=True, capture_output=True, timeout=300)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("CE_")} | {"PYTHONPATH": str(target)}
     found = subprocess.run([sys.executable, "-c", WHERE], cwd=elsewhere, env=env, capture_output=True, text=True)
     assert found.returncode == 0, found.stderr

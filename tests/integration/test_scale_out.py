@@ -51,8 +51,14 @@ def test_replicas_on_one_redis_serve_a_new_correction_within_5_s(redis_url, key_
     try:
         for n in range(2):
             port = free_port()
-            env = server_env(tmp_path / f"r{n}", port, CE_BACKBONE="hashing", CE_REDIS_URL=redis_url,
-                             CE_KEY_PREFIX=key_prefix, CE_MODELS_DIR=str(tmp_path / "no-models"))  # fmt: skip
+            env = server_env(
+                tmp_path / f"r{n}",
+                port,
+                CE_BACKBONE="hashing",
+                CE_REDIS_URL=redis_url,
+                CE_KEY_PREFIX=key_prefix,
+                CE_MODELS_DIR=str(tmp_path / "no-models"),
+            )
             base = f"http://127.0.0.1:{port}"
             replicas.append((start_server(env, base), base))
         first = httpx.post(f"{replicas[0][1]}/documents", json={"documents": [{"id": "x", "text": "a dog runs"}]})
@@ -100,9 +106,17 @@ def test_a_paused_replica_behind_a_trimmed_log_serves_exactly_the_stored_documen
     try:
         for n in range(2):
             port = free_port()
-            env = server_env(tmp_path / f"r{n}", port, CE_BACKBONE="hashing", CE_REDIS_URL=redis_url,
-                             CE_KEY_PREFIX=key_prefix, CE_MODELS_DIR=str(tmp_path / "no-models"),
-                             CE_FOLLOW_INTERVAL="0.1", CE_SNAPSHOT_INTERVAL="0.5", CE_REPLICA_TIMEOUT="1")  # fmt: skip
+            env = server_env(
+                tmp_path / f"r{n}",
+                port,
+                CE_BACKBONE="hashing",
+                CE_REDIS_URL=redis_url,
+                CE_KEY_PREFIX=key_prefix,
+                CE_MODELS_DIR=str(tmp_path / "no-models"),
+                CE_FOLLOW_INTERVAL="0.1",
+                CE_SNAPSHOT_INTERVAL="0.5",
+                CE_REPLICA_TIMEOUT="1",
+            )
             replicas.append((start_server(env, f"http://127.0.0.1:{port}"), f"http://127.0.0.1:{port}"))
         (a_proc, a), (b_proc, b) = replicas
         first = [{"id": f"d{i}", "text": texts[f"d{i}"]} for i in range(5)]

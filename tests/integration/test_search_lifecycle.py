@@ -57,8 +57,10 @@ def stored(raw: np.ndarray) -> np.ndarray:
 
 
 def docs(n, start=0):
-    return [DocumentInput(text=CORPUS[i % len(CORPUS)] + f" #{i}", id=f"d{i}", metadata={"even": i % 2 == 0})
-            for i in range(start, start + n)]  # fmt: skip
+    return [
+        DocumentInput(text=CORPUS[i % len(CORPUS)] + f" #{i}", id=f"d{i}", metadata={"even": i % 2 == 0})
+        for i in range(start, start + n)
+    ]
 
 
 def test_queries_during_a_correction_swap_see_one_correction_at_a_time(settings, backbone):

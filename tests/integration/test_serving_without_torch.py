@@ -58,8 +58,12 @@ def mean_graph(tmp_path_factory, onnx_graphs):
 
 def test_the_default_backbone_serves_an_exported_graph_without_torch(mean_graph, redis_url, key_prefix, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CE_")}
-    env |= {"CE_ONNX_DIR": str(mean_graph.parent), "CE_DATA_DIR": str(tmp_path), "CE_REDIS_URL": redis_url,
-            "CE_KEY_PREFIX": key_prefix}  # fmt: skip
+    env |= {
+        "CE_ONNX_DIR": str(mean_graph.parent),
+        "CE_DATA_DIR": str(tmp_path),
+        "CE_REDIS_URL": redis_url,
+        "CE_KEY_PREFIX": key_prefix,
+    }
     script = f"OFFLINE = {OFFLINE!r}\n{SERVE}"
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
@@ -91,9 +95,18 @@ def test_export_onnx_writes_the_int8_graph_alone_and_checks_it_with_its_bundled_
 
     empty = tmp_path / "no-models"
     empty.mkdir()
-    refused = run_cli("export-onnx", "--onnx-dir", str(graphs), "--no-check",
-                      env={"CE_DATA_DIR": str(tmp_path / "data"), "CE_MODELS_DIR": str(empty)})  # fmt: skip
+    refused = run_cli(
+        "export-onnx",
+        "--onnx-dir",
+        str(graphs),
+        "--no-check",
+        env={"CE_DATA_DIR": str(tmp_path / "data"), "CE_MODELS_DIR": str(empty)},
+    )
     assert refused.returncode == 0 and json.loads(refused.stdout)["correction"] is None  # --no-check: reported
-    failed = run_cli("export-onnx", "--onnx-dir", str(graphs),
-                     env={"CE_DATA_DIR": str(tmp_path / "data"), "CE_MODELS_DIR": str(empty)})  # fmt: skip
+    failed = run_cli(
+        "export-onnx",
+        "--onnx-dir",
+        str(graphs),
+        env={"CE_DATA_DIR": str(tmp_path / "data"), "CE_MODELS_DIR": str(empty)},
+    )
     assert failed.returncode == 3 and "no bundled correction matches the mean graph" in failed.stderr

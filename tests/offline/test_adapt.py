@@ -45,8 +45,9 @@ def test_the_best_weights_are_kept_and_a_worse_model_is_not_called_an_improvemen
     scores = iter([50.0, 10.0, 5.0, 1.0])  # the start scores best: every step made it worse
     config = AdaptConfig("simcse", "cls", epochs=3, batch_size=32, lr=1e-3, max_length=16)
     result = adapt(model, tokenizer, SENTENCES, lambda: next(scores), config, progress=False)
-    assert result.best_step == 0 and not result.improved and result.scores == [(0, 50.0), (12, 10.0), (24, 5.0),
-                                                                                (36, 1.0)]  # fmt: skip
+    assert (
+        result.best_step == 0 and not result.improved and result.scores == [(0, 50.0), (12, 10.0), (24, 5.0), (36, 1.0)]
+    )
     assert all(torch.equal(v, start[k]) for k, v in model.state_dict().items())  # back to the starting weights
 
 
@@ -78,11 +79,30 @@ def test_the_adapted_folder_serves_with_a_new_fingerprint_and_refuses_the_old_co
     )
     out = tmp_path / "adapted"
     env = {"CE_MODEL_PATH": str(tiny_bert), "CE_BACKBONE": "huggingface", "PATH": "/usr/bin:/bin"}
-    args = ["adapt", "--corpus", str(corpus), "--out", str(out), "--method", "consert", "--batch-size", "32",
-            "--lr", "0.001", "--max-length", "16", "--tune-pairs", str(pairs), "--head", "mlp", "--force",
-            "--keep-seen-pairs"]  # fmt: skip
-    run = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
+    args = [
+        "adapt",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--method",
+        "consert",
+        "--batch-size",
+        "32",
+        "--lr",
+        "0.001",
+        "--max-length",
+        "16",
+        "--tune-pairs",
+        str(pairs),
+        "--head",
+        "mlp",
+        "--force",
+        "--keep-seen-pairs",
+    ]
+    run = subprocess.run(
+        [sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     summary = json.loads((out / "adapt.json").read_text())
     assert summary["steps"] == 12 and summary["views"] == ["shuffle", "feature-cutoff"] and summary["head"] == "mlp"
@@ -108,10 +128,27 @@ def test_a_model_that_did_not_beat_the_start_is_not_written_and_the_reason_is_gi
     corpus.write_text("\n".join(SENTENCES))
     out = tmp_path / "adapted"
     env = {"CE_MODEL_PATH": str(tiny_bert), "CE_BACKBONE": "huggingface", "PATH": "/usr/bin:/bin"}
-    args = ["adapt", "--corpus", str(corpus), "--out", str(out), "--batch-size", "64", "--lr", "0.001",
-            "--max-length", "16", "--tune-pairs", str(pairs), "--select", "raw", "--keep-seen-pairs"]  # fmt: skip
-    run = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
+    args = [
+        "adapt",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--batch-size",
+        "64",
+        "--lr",
+        "0.001",
+        "--max-length",
+        "16",
+        "--tune-pairs",
+        str(pairs),
+        "--select",
+        "raw",
+        "--keep-seen-pairs",
+    ]
+    run = subprocess.run(
+        [sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 2 and not out.exists()
     assert "no step beat the starting model on pairs.tsv, raw (start 100.00, best step" in run.stderr
 
@@ -152,8 +189,9 @@ def coned(folder, out):
 @pytest.mark.parametrize("method", ["none", "simcse"])
 def test_the_regularizer_lowers_the_embedding_rows_mean_cosine_alone_or_with_simcse(tiny_bert, tmp_path, method):
     model, tokenizer = load(coned(tiny_bert, tmp_path / "coned"))
-    config = AdaptConfig(method, "embedding_avg", epochs=3, batch_size=32, lr=3e-3, max_length=16,
-                         regularize="embedding")  # fmt: skip
+    config = AdaptConfig(
+        method, "embedding_avg", epochs=3, batch_size=32, lr=3e-3, max_length=16, regularize="embedding"
+    )
     checks = itertools.count()  # every check scores better than the one before: the last weights are kept
     result = adapt(model, tokenizer, SENTENCES, lambda: float(next(checks)), config, progress=False)
     assert result.steps == 36 and result.best_step == 36 and result.penalties[0] > 0.5
@@ -178,11 +216,32 @@ def test_the_regularized_folder_serves_with_a_new_fingerprint(tiny_bert, tmp_pat
     corpus.write_text("\n".join(SENTENCES[200:]))
     out = tmp_path / "regularized"
     env = {"CE_MODEL_PATH": str(start), "CE_BACKBONE": "huggingface", "PATH": "/usr/bin:/bin"}
-    args = ["adapt", "--corpus", str(corpus), "--out", str(out), "--method", "none", "--regularize", "embedding",
-            "--reg-weight", "2", "--pooling", "embedding_avg", "--batch-size", "16", "--lr", "0.003",
-            "--tune-pairs", str(pairs), "--select", "raw"]  # fmt: skip
-    run = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
+    args = [
+        "adapt",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--method",
+        "none",
+        "--regularize",
+        "embedding",
+        "--reg-weight",
+        "2",
+        "--pooling",
+        "embedding_avg",
+        "--batch-size",
+        "16",
+        "--lr",
+        "0.003",
+        "--tune-pairs",
+        str(pairs),
+        "--select",
+        "raw",
+    ]
+    run = subprocess.run(
+        [sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-2000:]  # written without --force: it beat the start
     summary = json.loads((out / "adapt.json").read_text())
     assert (summary["method"], summary["regularize"], summary["reg_weight"]) == ("none", "embedding", 2.0)

@@ -7,8 +7,10 @@ import pytest
 from app.offline.known_items import IDENTIFIER, RARE, from_texts, known_items, write_beir
 from app.offline.retrieval import read_judged_corpus
 
-TEXTS = [f"document number {i} talks about {w} and other matters" for i, w in enumerate(
-    ["apples", "bridges", "candles", "dolphins", "engines", "forests", "gardens", "harbors"] * 30)]  # fmt: skip
+TEXTS = [
+    f"document number {i} talks about {w} and other matters"
+    for i, w in enumerate(["apples", "bridges", "candles", "dolphins", "engines", "forests", "gardens", "harbors"] * 30)
+]
 UNIQUE = ["a lonely zeppelin drifted by", "the quixotic notion remained"]
 
 

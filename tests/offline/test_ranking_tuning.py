@@ -10,8 +10,13 @@ from app.offline.retrieval import JudgedCorpus
 def judged(n_queries: int, lexical_good: bool, dense_good: bool = False):
     """Queries q{i} each with one relevant document r{i} among 50; a good list ranks it first, a bad one 30th."""
     docs = [f"r{i}" for i in range(n_queries)] + [f"x{i}" for i in range(50 - n_queries)]
-    collection = JudgedCorpus(docs, docs, [f"q{i}" for i in range(n_queries)], ["q"] * n_queries,
-                            {f"q{i}": {f"r{i}": 1} for i in range(n_queries)})  # fmt: skip
+    collection = JudgedCorpus(
+        docs,
+        docs,
+        [f"q{i}" for i in range(n_queries)],
+        ["q"] * n_queries,
+        {f"q{i}": {f"r{i}": 1} for i in range(n_queries)},
+    )
     lists = []
     for i in range(n_queries):
         others = [d for d in docs if d != f"r{i}"]
@@ -40,8 +45,9 @@ def test_feedback_is_a_candidate_when_the_lists_searched_again_are_given():
     documents only, each holding a tenth of the query: feedback alone brings the document up."""
     n = 20
     docs = [f"r{i}" for i in range(n)] + [f"x{i}" for i in range(40)] + [f"y{i}" for i in range(20)]
-    collection = JudgedCorpus(docs, docs, [f"q{i}" for i in range(n)], ["q"] * n,
-                              {f"q{i}": {f"r{i}": 1} for i in range(n)})  # fmt: skip
+    collection = JudgedCorpus(
+        docs, docs, [f"q{i}" for i in range(n)], ["q"] * n, {f"q{i}": {f"r{i}": 1} for i in range(n)}
+    )
 
     def dense(target: str, at: int) -> list[tuple[str, float]]:
         order = [f"x{j}" for j in range(at)] + [target] + [f"x{j}" for j in range(at, 40)]

@@ -58,8 +58,13 @@ def test_metrics_agree_with_trec_eval_on_a_graded_run():
 
 def test_metrics_match_a_hand_computation():
     # d0..d3 in the corpus; q1 judges d1 (2), d3 (1); q2 judges d0 (1) and a document the corpus lacks (1).
-    collection = JudgedCorpus(["d0", "d1", "d2", "d3"], ["", "", "", ""], ["q1", "q2"], ["", ""],
-                            {"q1": {"d1": 2, "d3": 1}, "q2": {"d0": 1, "gone": 1}})  # fmt: skip
+    collection = JudgedCorpus(
+        ["d0", "d1", "d2", "d3"],
+        ["", "", "", ""],
+        ["q1", "q2"],
+        ["", ""],
+        {"q1": {"d1": 2, "d3": 1}, "q2": {"d0": 1, "gone": 1}},
+    )
     judgments = Judgments.of(collection)
     got = judgments.per_query(np.array([[2, 1, 3], [1, 2, -1]]))  # -1: nothing ranked there
     dcg = 2 / math.log2(3) + 1 / math.log2(4)  # q1: d1 at rank 2, d3 at rank 3
@@ -97,9 +102,12 @@ def test_exact_top_orders_by_cosine_and_metrics_come_per_query(tmp_path):
     queries = np.array([[0.0, 2.0], [1.0, 0.1]])
     top = exact_top(queries, docs)
     assert top.tolist() == [[1, 2, 0], [0, 2, 1]]
-    folder = write_collection(tmp_path / "c", [{"_id": i, "text": i} for i in "abc"],
-                              [{"_id": "q1", "text": "x"}, {"_id": "q2", "text": "y"}],
-                              [("q1", "b", 1), ("q2", "c", 1)])  # fmt: skip
+    folder = write_collection(
+        tmp_path / "c",
+        [{"_id": i, "text": i} for i in "abc"],
+        [{"_id": "q1", "text": "x"}, {"_id": "q2", "text": "y"}],
+        [("q1", "b", 1), ("q2", "c", 1)],
+    )
     metrics = Judgments.of(read_judged_corpus(folder)).per_query(top)
     np.testing.assert_allclose(metrics["mrr_at_10"], [1.0, 0.5])
     np.testing.assert_allclose(metrics["ndcg_at_10"], [1.0, 1 / math.log2(3)])

@@ -58,8 +58,9 @@ def test_four_shards_answer_as_one_index_follow_writes_and_survive_a_killed_shar
         queries = rng.standard_normal((30, DIM)).astype(np.float32)
         for q in queries:
             found = sharded.search(q[None, :], 10)
-            assert not found.partial and [d for d, _ in found.hits] == [d for d, _ in dense_hits(whole, q[None], 10,
-                                                                                                  None)[0]]  # fmt: skip
+            assert not found.partial and [d for d, _ in found.hits] == [
+                d for d, _ in dense_hits(whole, q[None], 10, None)[0]
+            ]
 
         put(store, ["late"], np.random.default_rng(7))  # another process's write: every shard follows the log
         late = store.documents.get(KEY, ["late"])[0]

@@ -36,16 +36,29 @@ def test_a_sharded_server_answers_as_brute_force_and_says_partial_while_a_shard_
     artifact = fit_artifact(backbone, CORPUS, "whitening", {"alpha": 0.5, "dim": 8}, progress=False)
     write_artifact_file(artifact, models / "hashing.npz")
     port = free_port()
-    env = server_env(tmp_path, port, CE_BACKBONE="hashing", CE_MODELS_DIR=str(models), CE_SHARDS="3",
-                     CE_FOLLOW_INTERVAL="0.2", CE_SNAPSHOT_INTERVAL="1", CE_SHARD_TIMEOUT="1")  # fmt: skip
+    env = server_env(
+        tmp_path,
+        port,
+        CE_BACKBONE="hashing",
+        CE_MODELS_DIR=str(models),
+        CE_SHARDS="3",
+        CE_FOLLOW_INTERVAL="0.2",
+        CE_SNAPSHOT_INTERVAL="1",
+        CE_SHARD_TIMEOUT="1",
+    )
     proc = start_server(env, f"http://127.0.0.1:{port}")
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as c:
             docs = [{"id": f"d{i}", "text": t, "metadata": {"even": i % 2 == 0}} for i, t in enumerate(CORPUS)]
             for start in range(0, len(docs), 100):
                 assert c.post("/documents", json={"documents": docs[start : start + 100]}).status_code == 201
-            shards = until(lambda: (s := c.get("/info").json()["index"]["shards"]) and sum(
-                x["documents"] for x in s) == len(CORPUS) and s)  # fmt: skip
+            shards = until(
+                lambda: (
+                    (s := c.get("/info").json()["index"]["shards"])
+                    and sum(x["documents"] for x in s) == len(CORPUS)
+                    and s
+                )
+            )
             assert [s["shard"] for s in shards] == [0, 1, 2] and {s["correction"] for s in shards} == {artifact.id}
             served = c.get("/info").json()["index"]  # the server keeps the keys; the vectors are in the shards
             assert (served["factory"], served["size"], served["documents"]) == ("shards", len(CORPUS), len(CORPUS))

@@ -4,8 +4,11 @@
 def test_judgments_are_replaced_by_query_and_document_and_dropped_by_query(store):
     assert store.judgments.put("c1", [("how to cook rice", "d1", 2), ("how to cook rice", "d2", 0)]) == 2
     assert store.judgments.put("c1", [("how to cook rice", "d1", 1), ("boil an egg", "d3", 3)]) == 3
-    assert store.judgments.all("c1") == [("boil an egg", "d3", 3), ("how to cook rice", "d1", 1),
-                                         ("how to cook rice", "d2", 0)]  # fmt: skip
+    assert store.judgments.all("c1") == [
+        ("boil an egg", "d3", 3),
+        ("how to cook rice", "d1", 1),
+        ("how to cook rice", "d2", 0),
+    ]
     assert store.judgments.all("c2") == []
     assert store.judgments.delete("c1", "how to cook rice") == 2 and store.judgments.all("c1") == [
         ("boil an egg", "d3", 3)

@@ -19,10 +19,16 @@ router = APIRouter()
 def create_collection(body: CollectionIn, services: ServicesDep) -> dict:
     """A new collection, answered at once: `ready` when its backbone is loaded here, else `loading` while it loads
     in the background (then `ready`, or `failed` with the reason); meanwhile its routes answer 503 Retry-After."""
-    return services.collections.create(body.name, backbone=body.backbone, pooling=body.pooling,
-                                       correction=body.correction, index_factory=body.index_factory,
-                                       model_path=body.model_path,
-                                       search=body.model_dump(include=set(SEARCH_SETTINGS)), wait=0)  # fmt: skip
+    return services.collections.create(
+        body.name,
+        backbone=body.backbone,
+        pooling=body.pooling,
+        correction=body.correction,
+        index_factory=body.index_factory,
+        model_path=body.model_path,
+        search=body.model_dump(include=set(SEARCH_SETTINGS)),
+        wait=0,
+    )
 
 
 @router.get("/collections", response_model=CollectionList)

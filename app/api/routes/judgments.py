@@ -39,12 +39,13 @@ def delete_judgments(name: CollectionName, services: ServicesDep, query: str | N
 
 def _listed(services, key: str) -> dict:
     judged = services.store.judgments.all(key)
-    return {"judgments": [{"query": q, "id": d, "grade": g} for q, d, g in judged],
-            "queries": len({q for q, _, _ in judged})}  # fmt: skip
+    return {
+        "judgments": [{"query": q, "id": d, "grade": g} for q, d, g in judged],
+        "queries": len({q for q, _, _ in judged}),
+    }
 
 
-@router.post("/collections/{name}/tune", response_model=TuneStatus, response_model_exclude_none=True,
-             status_code=202)  # fmt: skip
+@router.post("/collections/{name}/tune", response_model=TuneStatus, response_model_exclude_none=True, status_code=202)
 def start_tune(name: CollectionName, services: ServicesDep) -> dict:
     """Choose the ranking on the stored judgments in a child process; 409 while one runs. Poll GET; when the
     held-out judgments allow, the choice is published and every replica ranks with it."""

@@ -21,14 +21,31 @@ router = APIRouter(route_class=BoundedBodyRoute)
 FILTER_SCHEMA = next(
     b for b in SearchRequest.model_json_schema()["properties"]["filter"]["anyOf"] if b["type"] != "null"
 )
-FEEDBACK_SCHEMA = {"oneOf": [{"type": "boolean", "const": False}, {"type": "object", "properties": {
-    "docs": {"type": "integer", "minimum": 1}, "weight": {"type": "number", "exclusiveMinimum": 0}},
-    "required": ["docs"]}]}  # fmt: skip
+FEEDBACK_SCHEMA = {
+    "oneOf": [
+        {"type": "boolean", "const": False},
+        {
+            "type": "object",
+            "properties": {
+                "docs": {"type": "integer", "minimum": 1},
+                "weight": {"type": "number", "exclusiveMinimum": 0},
+            },
+            "required": ["docs"],
+        },
+    ]
+}
 
 
 async def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
-    hits, found = await service.search_async(body.q, body.k, where=body.filter, score_threshold=body.score_threshold,
-                                             offset=body.offset, explain=body.explain, **body.asked())  # fmt: skip
+    hits, found = await service.search_async(
+        body.q,
+        body.k,
+        where=body.filter,
+        score_threshold=body.score_threshold,
+        offset=body.offset,
+        explain=body.explain,
+        **body.asked(),
+    )
     return SearchResponse(
         query=body.q,
         correction=found["correction"],
@@ -48,7 +65,7 @@ async def _search(service: SearchService, body: SearchRequest) -> SearchResponse
                 else None,
                 metadata=h.metadata,
                 explain=h.explanation,
-            )  # fmt: skip
+            )
             for h in hits
         ],
     )
@@ -65,7 +82,7 @@ async def search(
             description="The query text.",
             json_schema_extra=served(maxLength="max_text_chars"),
         ),
-    ],  # fmt: skip
+    ],
     k: Annotated[
         int, Query(ge=1, description="How many results (at most CE_MAX_K).", json_schema_extra=served(maximum="max_k"))
     ] = 10,
@@ -75,7 +92,7 @@ async def search(
             description='Metadata to match exactly, as a JSON object: {"lang": "en"}.',
             json_schema_extra=json_parameter(FILTER_SCHEMA),
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     score_threshold: Annotated[
         float | None, Query(ge=-1, le=1, description="Drop results with a lower cosine.")
     ] = None,
@@ -91,14 +108,23 @@ async def search(
         Query(
             description=DESCRIBE["feedback"] + " As JSON in the URL.", json_schema_extra=json_parameter(FEEDBACK_SCHEMA)
         ),
-    ] = None,  # fmt: skip
+    ] = None,
 ) -> SearchResponse:
     try:
         body = SearchRequest(
-            q=q, k=k, filter=json.loads(filter) if filter is not None else None, score_threshold=score_threshold,
-            mode=mode, fusion=fusion, lexical_weight=lexical_weight, rrf_k=rrf_k, candidates=candidates,
-            offset=offset, explain=explain, feedback=json.loads(feedback) if feedback is not None else None,
-        )  # fmt: skip
+            q=q,
+            k=k,
+            filter=json.loads(filter) if filter is not None else None,
+            score_threshold=score_threshold,
+            mode=mode,
+            fusion=fusion,
+            lexical_weight=lexical_weight,
+            rrf_k=rrf_k,
+            candidates=candidates,
+            offset=offset,
+            explain=explain,
+            feedback=json.loads(feedback) if feedback is not None else None,
+        )
     except (json.JSONDecodeError, ValidationError) as exc:
         raise InvalidInput(f"invalid search parameters: {_first_error(exc)}") from None
     return await _search(service, body)

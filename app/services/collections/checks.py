@@ -84,8 +84,13 @@ def completed(spec: CollectionSpec, engine: BatchingEngine, store: RedisStore, m
     except Exception as exc:  # faiss says why in many ways; all mean "not a factory string it can build"
         raise InvalidInput(f"index_factory {spec.index_factory!r}: {exc}") from None
     artifact = correction_for(store, engine, spec.requested_correction or "auto", models_dir)
-    return replace(spec, correction=artifact.id if artifact else None, fingerprint=engine.backbone.fingerprint,
-                   state=READY, requested_correction=None)  # fmt: skip
+    return replace(
+        spec,
+        correction=artifact.id if artifact else None,
+        fingerprint=engine.backbone.fingerprint,
+        state=READY,
+        requested_correction=None,
+    )
 
 
 def correction_for(

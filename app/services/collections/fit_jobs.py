@@ -51,8 +51,12 @@ class FitJob:
         self.err.seek(0)
         log = self.err.read().decode(errors="replace").replace("\r", "\n")
         bars = PROGRESS.findall(log)
-        body: dict = {"collection": self.collection, "state": state, "args": self.args,
-                      "started_at": round(self.started, 3)}  # fmt: skip
+        body: dict = {
+            "collection": self.collection,
+            "state": state,
+            "args": self.args,
+            "started_at": round(self.started, 3),
+        }
         if bars:
             what, percent, done, total = bars[-1]
             body["progress"] = {"step": what.strip(), "percent": int(percent), "done": int(done), "total": int(total)}
@@ -97,8 +101,14 @@ class FitJobs:
                 )
             args = [self.what, "--collection", collection, "--publish", *options]
             out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115 - kept for status()
-            proc = subprocess.Popen([sys.executable, "-m", "app", *args], stdout=out, stderr=err, env=self.env,
-                                    cwd=self.cwd, stdin=subprocess.DEVNULL)  # fmt: skip
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "app", *args],
+                stdout=out,
+                stderr=err,
+                env=self.env,
+                cwd=self.cwd,
+                stdin=subprocess.DEVNULL,
+            )
             self._jobs[collection] = job = FitJob(collection, args, proc, out, err)
         return job.status()
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Iterator
 from concurrent.futures import Future
-from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass, field, replace
+from contextlib import suppress
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 
 from app.core.config import Settings
@@ -20,10 +19,10 @@ from app.core.errors import Conflict, InvalidInput, NotFound, NotReady, ServiceE
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.correction.registry import check_compatible, publish
-from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool
 from app.index.snapshot import SnapshotFile
 from app.services.collections.checks import checked_encoder, completed, correction_for, search_settings
+from app.services.collections.collection import Collection
 from app.services.collections.opening import Opening, Openings
 from app.services.collections.spec import (
     DEFAULT,
@@ -42,45 +41,6 @@ log = logging.getLogger(__name__)
 OPEN_WAIT = 1.0  # seconds a request waits for a collection to open before a 503 with Retry-After
 
 
-@dataclass(eq=False)
-class Collection:
-    """An open collection: its settings, its encoder and the services on its index."""
-
-    spec: CollectionSpec
-    engine: BatchingEngine
-    services: CollectionServices
-    in_use: int = 0  # requests using it now: its backbone is not unloaded under them
-    _count: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    @property
-    def backbone_key(self) -> tuple[str, str, str | None]:
-        return self.spec.backbone_key
-
-    @contextmanager
-    def using(self) -> Iterator[CollectionServices]:
-        """Its services, held for the length of a request."""
-        with self._count:
-            self.in_use += 1
-        try:
-            yield self.services
-        finally:
-            with self._count:
-                self.in_use -= 1
-
-    def describe(self) -> dict:
-        index = self.services.served.current
-        return {
-            **asdict(self.spec),
-            "correction": index.correction_id,  # what serves now (a published one may not be in `spec` yet)
-            "fingerprint": self.engine.backbone.fingerprint,
-            "dim": index.correction.dim if index.correction else self.engine.backbone.dim,
-            "documents": self.services.documents.count(),
-            "search_space": index.describe_search(),
-            "index": self.services.served.status(),
-            "open": True,
-        }
-
-
 class Collections:
     """The collections of one process: the default one, and named ones opened from Redis on first use.
 
@@ -97,33 +57,59 @@ class Collections:
         self.specs = store.collections
         self.engines = engines
         correction = default.served.current.correction
-        spec = CollectionSpec(DEFAULT, settings.backbone, settings.pooling, correction.id if correction else None,
-                              settings.index_factory)  # fmt: skip
+        spec = CollectionSpec(
+            DEFAULT, settings.backbone, settings.pooling, correction.id if correction else None, settings.index_factory
+        )
         self.default = Collection(spec, default.embedding.engine, default)
         self._open: dict[str, Collection] = {}
         self._lock = threading.Lock()
         self.openings: Openings[Collection] = Openings(self._open_one)
 
-    def create(self, name: str, *, backbone=None, pooling=None, correction=None, index_factory=None,
-               model_path=None, search: dict | None = None, wait: float | None = None) -> dict:  # fmt: skip
+    def create(
+        self,
+        name: str,
+        *,
+        backbone=None,
+        pooling=None,
+        correction=None,
+        index_factory=None,
+        model_path=None,
+        search: dict | None = None,
+        wait: float | None = None,
+    ) -> dict:
         """A new collection (409 if the name is taken), described; omitted settings take the service's own. One
         whose backbone is loaded is checked and ready at once; another is `loading` until its backbone loads
         (within `wait` seconds, or however long with None), and then `ready` or `failed`."""
         backbone, pooling, model_path = checked_encoder(self.settings, name, backbone, pooling, model_path)
         if name == DEFAULT or self.specs.get(name) is not None:
             raise Conflict(f"collection {name!r} exists")
-        spec = CollectionSpec(name, backbone, pooling, None, index_factory or self.settings.index_factory,
-                              datetime.now(UTC).isoformat(timespec="seconds"), uuid.uuid4().hex[:12], model_path,
-                              **search_settings(search), state=LOADING,
-                              requested_correction=correction or "auto")  # fmt: skip
+        spec = CollectionSpec(
+            name,
+            backbone,
+            pooling,
+            None,
+            index_factory or self.settings.index_factory,
+            datetime.now(UTC).isoformat(timespec="seconds"),
+            uuid.uuid4().hex[:12],
+            model_path,
+            **search_settings(search),
+            state=LOADING,
+            requested_correction=correction or "auto",
+        )
         engine = self.engines.loaded_engine(spec.backbone_key)
         if engine is not None:
             spec = completed(spec, engine, self.store, self.settings.models_dir)  # a 422 now, with nothing stored
         if not self.specs.create(name, spec.to_bytes()):
             raise Conflict(f"collection {name!r} exists")
         self.openings.forget(name)
-        log.info("collection %s created (%s): %s/%s, correction %s", name, spec.state, backbone, pooling,
-                 spec.correction or spec.requested_correction)  # fmt: skip
+        log.info(
+            "collection %s created (%s): %s/%s, correction %s",
+            name,
+            spec.state,
+            backbone,
+            pooling,
+            spec.correction or spec.requested_correction,
+        )
         if spec.loading and wait == 0:  # answered as created, its backbone loading on a thread: GET tells the end
             self.openings.start(name)
             return self._described(spec)
@@ -174,8 +160,15 @@ class Collections:
         artifact = correction_for(self.store, engine, spec.correction, self.settings.models_dir)
         settings = self.settings.model_copy(update={"index_factory": spec.index_factory, **spec.search})
         follower = CollectionFollower(self.specs, name, self.store, engine.backbone)
-        services = open_collection_services(settings, engine, self.store, Correction(artifact) if artifact else None,
-                              spec.collection_key, follower, search=self.search)  # fmt: skip
+        services = open_collection_services(
+            settings,
+            engine,
+            self.store,
+            Correction(artifact) if artifact else None,
+            spec.collection_key,
+            follower,
+            search=self.search,
+        )
         collection = Collection(spec, engine, services)
         with self._lock:
             held = self.specs.get(name)
@@ -247,8 +240,12 @@ class Collections:
 
     def _described(self, spec: CollectionSpec) -> dict:
         opening = self.openings.current(spec.name)
-        return {**asdict(spec), "open": False, "documents": self.store.documents.count(spec.collection_key),
-                "opening": opening.progress() if opening is not None else None}  # fmt: skip
+        return {
+            **asdict(spec),
+            "open": False,
+            "documents": self.store.documents.count(spec.collection_key),
+            "opening": opening.progress() if opening is not None else None,
+        }
 
     def delete(self, name: str) -> None:
         """Remove a collection's documents, vectors, change log and snapshot; nothing of any other one."""

@@ -105,5 +105,14 @@ class CollectionFollower:
             return None
 
 
-SEARCH_SETTINGS = ("search_mode", "fusion", "lexical_weight", "lexical_language", "lexical_stopwords", "index_probe",
-                   "index_rerank", "feedback_docs", "feedback_weight")  # fmt: skip
+SEARCH_SETTINGS = (
+    "search_mode",
+    "fusion",
+    "lexical_weight",
+    "lexical_language",
+    "lexical_stopwords",
+    "index_probe",
+    "index_rerank",
+    "feedback_docs",
+    "feedback_weight",
+)

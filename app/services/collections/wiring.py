@@ -50,10 +50,17 @@ def open_collection_services(
     work_dir = settings.data_dir / "lexical"
     remove_abandoned(work_dir)
     factory = SHARDED if sharded else settings.index_factory
-    builder = IndexBuilder(store, collection_key, engine.backbone.dim, factory=factory,
-                         recall=settings.index_recall, depth=SearchDepth(settings.index_probe, settings.index_rerank),
-                         encode=engine.encode, analyzer=analyzer,
-                         work_dir=work_dir)  # fmt: skip
+    builder = IndexBuilder(
+        store,
+        collection_key,
+        engine.backbone.dim,
+        factory=factory,
+        recall=settings.index_recall,
+        depth=SearchDepth(settings.index_probe, settings.index_rerank),
+        encode=engine.encode,
+        analyzer=analyzer,
+        work_dir=work_dir,
+    )
     if search:
         served: ServedIndex = LiveIndex(
             builder,
