@@ -20,7 +20,15 @@ from app.backbones.packed import PackedBert
 from app.backbones.packed import supports as supports_packed
 from app.backbones.pooling import pool, pooling_named
 from app.backbones.registry import register
-from app.backbones.tokens import Tokenizer, default_model_path, hash_weights, length_batches, local_model, padded
+from app.backbones.tokens import (
+    Tokenizer,
+    TokenizerMethods,
+    default_model_path,
+    hash_weights,
+    length_batches,
+    local_model,
+    padded,
+)
 from app.core.names import Pooling
 
 __all__ = ["HuggingFaceBackbone", "default_model_path", "length_batches"]
@@ -52,7 +60,7 @@ def _loaded_weights(model_path: Path, weights: str, packed: bool) -> _Weights:
         return found
 
 
-class HuggingFaceBackbone:
+class HuggingFaceBackbone(TokenizerMethods):
     """A transformers encoder plus a pooling; encodes length-sorted batches without gradients."""
 
     def __init__(
@@ -91,15 +99,6 @@ class HuggingFaceBackbone:
         self._embeddings_only = pooling == Pooling.EMBEDDING_AVG and hasattr(self.model, "embeddings")
         self._packed = self._weights.packed
         self._lock = self._weights.lock
-
-    def token_counts(self, texts: Sequence[str]) -> list[int]:
-        return self.tokens.counts(texts)
-
-    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        return self.tokens.ids(texts)
-
-    def tokens_of(self, texts: Sequence[str]) -> list[list[str]]:
-        return self.tokens.tokens(texts)
 
     @torch.inference_mode()
     def _encode_batch(self, features: dict[str, list[list[int]]], rows: list[int], token_weights) -> np.ndarray:

@@ -21,7 +21,7 @@ import numpy as np
 from app.backbones.base import make_fingerprint
 from app.backbones.pooling import pooling_named
 from app.backbones.registry import register
-from app.backbones.tokens import Tokenizer, hash_weights, length_batches, local_model, padded
+from app.backbones.tokens import Tokenizer, TokenizerMethods, hash_weights, length_batches, local_model, padded
 from app.core.names import Pooling
 
 log = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ def _write_atomically(path: Path, write) -> None:
     os.replace(tmp, path)
 
 
-class OnnxBackbone:
+class OnnxBackbone(TokenizerMethods):
     """An ONNX Runtime session of the exported graph; length-sorted, padded batches under a token budget."""
 
     def __init__(
@@ -220,15 +220,6 @@ class OnnxBackbone:
         self._session = ort.InferenceSession(str(self.graph), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}  # the exporter drops inputs a graph ignores
         self._lock = threading.Lock()
-
-    def token_counts(self, texts: Sequence[str]) -> list[int]:
-        return self.tokens.counts(texts)
-
-    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        return self.tokens.ids(texts)
-
-    def tokens_of(self, texts: Sequence[str]) -> list[list[str]]:
-        return self.tokens.tokens(texts)
 
     def _batch(self, ids: list[list[int]], token_weights: np.ndarray | None) -> dict[str, np.ndarray]:
         """Right-padded inputs; the padding's weight is masked out of the pooling, so ones will do there."""

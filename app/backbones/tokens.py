@@ -129,6 +129,21 @@ class Tokenizer:
         return [e.ids for e in self._truncating.encode_batch(list(texts))]
 
 
+class TokenizerMethods:
+    """The Backbone protocol's token methods, for a backbone whose `tokens` is its folder's Tokenizer."""
+
+    tokens: Tokenizer
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        return self.tokens.counts(texts)
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        return self.tokens.ids(texts)
+
+    def tokens_of(self, texts: Sequence[str]) -> list[list[str]]:
+        return self.tokens.tokens(texts)
+
+
 def _pad_id(folder: Path, tokenizer) -> int:
     """The id of the folder's pad token (as its tokenizer config names it), else 0."""
     for name in ("tokenizer_config.json", "special_tokens_map.json"):
