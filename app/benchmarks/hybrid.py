@@ -90,7 +90,7 @@ def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool =
         figures["passages"] = len(index.dense)
         figures["lexical_bytes_per_doc"] = round(index.lexical.size_bytes() / max(index.documents, 1), 1)
         figures["index_bytes_per_doc"] = round(index.dense.memory_bytes() / max(index.documents, 1), 1)
-        figures["ranking"] = services.search.search(asked[0], 10)[1]["ranking"]
+        figures["ranking"] = services.search.search(asked[0], 10).ranking
         services.close()
         return figures
     finally:

@@ -123,10 +123,10 @@ def _tune_ranking(services, collection: str, publish: bool) -> dict:
     def candidates(query: str, ranking):
         """The lists as /search makes them for `ranking`: its dense list searched again when it asks for feedback."""
         vector = served.embedding.in_space([query], index.search_correction)
-        found, best = search.candidates(index, query, vector, "hybrid", default.candidates, None, served.served.builder)
+        found, dense = search.candidates(index, query, vector, "hybrid", default.candidates, None, search.dense)
         if not ranking.feedback:
             return found
-        return search.fed_back(index, vector, fuse(found, ranking), found, best, ranking, default.candidates, None)[0]
+        return search.fed_back(index, vector, fuse(found, ranking), found, dense, ranking, default.candidates, None)[0]
 
     try:
         record = tune_on(candidates, qrels, default)

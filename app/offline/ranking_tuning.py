@@ -46,16 +46,16 @@ def feedback_key(ranking: Ranking) -> tuple:
 def candidate_lists(services, texts: list[str]) -> dict[tuple, list[Candidates]]:
     """Each query's dense and lexical candidate lists, made by the search service as /search makes them (key ());
     and for each FEEDBACK, the same with the dense list searched again after the rule's ranking (key (docs, w))."""
-    index, search, builder = services.served.current, services.search, services.served.builder
+    index, search = services.served.current, services.search
     lists: dict[tuple, list[Candidates]] = {(): [], **{fb: [] for fb in FEEDBACK}}
     for text in tqdm(texts, desc="candidate lists", leave=False):
         vector = services.embedding.in_space([text], index.search_correction)
-        found, best = search.candidates(index, text, vector, "hybrid", CANDIDATES, None, builder)
+        found, dense = search.candidates(index, text, vector, "hybrid", CANDIDATES, None, search.dense)
         lists[()].append(found)
         for docs, weight in FEEDBACK:
             fed = replace(Ranking(), feedback_docs=docs, feedback_weight=weight)
             lists[(docs, weight)].append(
-                search.fed_back(index, vector, fuse(found, fed), found, best, fed, CANDIDATES, None)[0]
+                search.fed_back(index, vector, fuse(found, fed), found, dense, fed, CANDIDATES, None)[0]
             )
     return lists
 

@@ -66,8 +66,8 @@ def search_served(services, collection: JudgedCorpus, modes: list[str | None], *
         for row, query in enumerate(
             tqdm(collection.query_texts, desc=f"searching ({mode or 'served'})", disable=not progress)
         ):
-            hits, described = services.search.search(query, depth, mode=mode)
-            ranking = described["ranking"]
+            result = services.search.search(query, depth, mode=mode)
+            hits, ranking = result.hits, result.ranking
             top[row, : len(hits)] = [column[h.id] for h in hits]
         found[mode] = (top, ranking)
     return found

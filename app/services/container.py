@@ -69,11 +69,12 @@ class Services:
         self.documents, self.search = default.documents, default.search
         self.shards = None  # the default collection's dense index on Ray Serve shards (CE_SHARDS)
         if settings.shards and search:
+            from app.services.dense_lists import ShardedDense
             from app.shards.cluster import ShardedCollection
 
             url = settings.redis_url or embedded.url
             self.shards = ShardedCollection(settings, store, url, self.backbone.fingerprint, self.backbone, correction)
-            self.search.shards = self.shards.search
+            self.search.dense = ShardedDense(self.shards.search)
         self.engines = EnginePool(settings, engine)
         self.collections = Collections(settings, store, self.engines, default, search=search)
         self.fits = FitJobs(settings)

@@ -7,13 +7,12 @@ import functools
 import json
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 from starlette.concurrency import run_in_threadpool
 
 from app.core.config import Settings
-from app.core.errors import InvalidInput, NotReady
+from app.core.errors import InvalidInput
 from app.core.tracing import span
 from app.index.dense_scale import measure as measure_scale
 from app.index.feedback import rocchio
@@ -21,15 +20,13 @@ from app.index.filters import FilterError
 from app.index.fusion import Candidates, Ranking, explanations, fuse, passage_key
 from app.index.live import ServedIndex
 from app.index.passages import stored_spans
-from app.index.search_index import SearchIndex, dense_hits
+from app.index.search_index import SearchIndex
 from app.services.collection_service import CollectionService
+from app.services.dense_lists import DenseList, DenseSource, LocalDense
 from app.services.documents import Document
 from app.services.embedding import EmbeddingService
 from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
-
-if TYPE_CHECKING:
-    from app.shards.fanout import ShardedSearch
 
 RANKING = "ranking"  # where an artifact's `extra.search` keeps the ranking its judgments chose
 
@@ -41,6 +38,16 @@ class SearchHit(Document):
     lexical_score: float | None = None  # BM25, when the lexical list had it among its candidates
     passage: tuple[int, int] | None = None  # the best passage's character span, for a document of several
     explanation: dict | None = None  # asked with `explain`: each list's rank and score, what the fused score took
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What a search found, and how: the space it ran in (with its correction), the ranking, missing shards."""
+
+    hits: list[SearchHit]
+    space: dict
+    ranking: dict
+    missing_shards: list[int]
 
 
 ASKED = ("mode", "fusion", "lexical_weight", "rrf_k", "candidates", "feedback_docs", "feedback_weight")
@@ -83,7 +90,7 @@ class SearchService(CollectionService):
     def __init__(self, settings: Settings, store: RedisStore, served: ServedIndex, embedding: EmbeddingService):
         super().__init__(store, served, embedding)
         self.settings = settings
-        self.shards: ShardedSearch | None = None  # the dense index split over Ray Serve shards (CE_SHARDS)
+        self.dense: DenseSource = LocalDense(served.builder)  # or the shards' (CE_SHARDS)
         self._tuned: tuple[float, dict | None] = (-float("inf"), None)  # (read at, the ranking tuned over HTTP)
 
     def tuned_ranking(self) -> dict | None:
@@ -109,20 +116,23 @@ class SearchService(CollectionService):
             raise InvalidInput(f"score_threshold is a cosine: within [-1, 1], got {score_threshold}")
         self._embedding.check_texts([query], "q")
 
-    def search(self, query: str, k: int = 10, **options) -> tuple[list[SearchHit], dict]:
-        """Top-k documents (see `ranked`), the query encoded on this thread: for the command line and benchmarks."""
-        self._check(query, k, options.get("score_threshold"))
-        index = self._served.current  # one index for the whole query: its correction and its indexes agree
-        return self.ranked(index, query, self._embedding.in_space([query], index.search_correction), k, **options)
+    def search(self, query: str, k: int = 10, **options) -> SearchResult:
+        """Top-k documents (see `rank`), the query encoded on this thread: for the command line and benchmarks."""
+        index = self._index_for(query, k, options)
+        return self.rank(index, query, self._embedding.in_space([query], index.search_correction), k, **options)
 
-    async def search_async(self, query: str, k: int = 10, **options) -> tuple[list[SearchHit], dict]:
-        """Top-k documents (see `ranked`): the query encoded like /embed's texts, the indexes read off the loop."""
-        self._check(query, k, options.get("score_threshold"))
-        index = self._served.current
+    async def search_async(self, query: str, k: int = 10, **options) -> SearchResult:
+        """Top-k documents (see `rank`): the query encoded like /embed's texts, the indexes read off the loop."""
+        index = self._index_for(query, k, options)
         vector = await self._embedding.in_space_async([query], index.search_correction)
-        return await run_in_threadpool(functools.partial(self.ranked, index, query, vector, k, **options))
+        return await run_in_threadpool(functools.partial(self.rank, index, query, vector, k, **options))
 
-    def ranked(
+    def _index_for(self, query: str, k: int, options: dict) -> SearchIndex:
+        """The request checked, and the one index the whole query uses: its correction and its indexes agree."""
+        self._check(query, k, options.get("score_threshold"))
+        return self._served.current
+
+    def rank(
         self,
         index: SearchIndex,
         query: str,
@@ -134,7 +144,7 @@ class SearchService(CollectionService):
         offset: int = 0,
         explain: bool = False,
         **asked,
-    ) -> tuple[list[SearchHit], dict]:
+    ) -> SearchResult:
         """Top-k documents for the query and its vector in `index`'s search space, from the `offset`-th on (a page of
         one larger request), optionally only those whose metadata matches `where` and whose cosine reaches
         `score_threshold`, ranked as `asked` (ASKED) says; with the description of the space and the ranking that
@@ -146,20 +156,14 @@ class SearchService(CollectionService):
         ranking = ranking_for(self.settings, index, self.tuned_ranking(), **asked)
         wanted = k + offset
         depth = wanted if ranking.mode == "dense" and score_threshold is None else max(wanted, ranking.candidates)
-        missing: list[int] = []
-        if self.shards is not None and ranking.mode != "lexical":
-            dense, best, missing = self._sharded(index, vector, depth, where)
-            hybrid = ranking.mode == "hybrid"
-            lexical = self.candidates(index, query, vector, "lexical", depth, allowed)[0] if hybrid else Candidates()
-            found = Candidates(dense, lexical.lexical, coverage=lexical.coverage)  # shards hold the cosines' scale
-        else:
-            found, best = self.candidates(index, query, vector, ranking.mode, depth, allowed, self._served.builder)
+        found, dense = self.candidates(index, query, vector, ranking.mode, depth, allowed, self.dense, where)
+        best = dense.best
         ranked = fuse(found, ranking)
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
         described = ranking.describe()
-        if ranking.feedback and self.shards is None:
+        if ranking.feedback and dense.stored is not None:  # the shards keep their vectors: no feedback there
             found, described["feedback"]["from"] = self.fed_back(
-                index, vector, ranked, found, best, ranking, depth, allowed
+                index, vector, ranked, found, dense, ranking, depth, allowed
             )
             ranked = fuse(found, ranking)
         hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, score_threshold)[offset:]
@@ -168,49 +172,43 @@ class SearchService(CollectionService):
             hits = [replace(h, explanation=told[h.id]) for h in hits]
             if ranking.mode == "hybrid":
                 described["confidence"] = {"dense": found.dense_confidence, "lexical": found.lexical_confidence}
-        return hits, {**index.describe_search(), "ranking": described, "missing_shards": missing}
+        return SearchResult(hits, index.describe_search(), described, dense.missing)
 
-    def fed_back(self, index, vector, ranked, found: Candidates, best, ranking: Ranking, depth: int, allowed):
+    def fed_back(self, index, vector, ranked, found: Candidates, dense: DenseList, ranking: Ranking, depth, allowed):
         """The dense list searched again with the query moved toward the first results' best passages (Rocchio),
         and which documents those were; the lexical list and the dense confidence stay the query's own."""
         top = [doc_id for doc_id, _ in ranked[: ranking.feedback_docs]]
-        stored = self._served.builder.exact_vectors(index.correction, index.dense.dim)
-        rows = stored([passage_key(doc_id, best.get(doc_id, 0)) for doc_id in top])
+        rows = dense.stored([passage_key(doc_id, dense.best.get(doc_id, 0)) for doc_id in top])
         moved = rocchio(vector[0], rows[~np.isnan(rows).any(axis=1)], ranking.feedback_weight)
-        dense, _ = dense_hits(index, moved[None, :], depth, allowed, stored if index.dense.lossy else None)
-        return replace(found, dense=dense), top
-
-    def _sharded(self, index: SearchIndex, vector: np.ndarray, depth: int, where: dict | None):
-        """The dense list from every shard, and those that did not answer; 503 when none did."""
-        with span("index.sharded_search", depth=depth):
-            found = self.shards.search(vector, depth, index.correction_id, where)
-        if len(found.missing) == len(self.shards.handles):
-            raise NotReady("no shard of the index answers; they are restarting", retry_after=5)
-        return found.hits, found.best, found.missing
+        again = self.dense.search(index, moved[None, :], depth, allowed)
+        return replace(found, dense=again.hits), top
 
     @staticmethod
     def candidates(
-        index: SearchIndex, query: str, vector: np.ndarray, mode: str, depth: int, allowed=None, builder=None
-    ) -> tuple[Candidates, dict[str, int]]:
-        """The lists `mode` fuses (the dense one with each document's best passage), with what calibrated fusion
-        weighs them by: what `fit --tune-qrels` fuses every way, so tuning and serving cannot drift apart. `builder`
-        reads stored vectors: a compressed index's candidates are re-scored with them, and the collection's scale
-        of cosines is measured on them."""
-        stored = builder.exact_vectors(index.correction, index.dense.dim) if builder is not None else None
-        exact = stored if index.dense.lossy else None
-        dense, best, lexical, coverage = [], {}, [], {}
-        if mode != "lexical":
-            with span("index.dense_search", depth=depth, size=len(index.dense)):
-                dense, best = dense_hits(index, vector, depth, allowed, exact)
+        index: SearchIndex,
+        query: str,
+        vector: np.ndarray,
+        mode: str,
+        depth: int,
+        allowed,
+        source: DenseSource,
+        where: dict | None = None,
+    ) -> tuple[Candidates, DenseList]:
+        """The lists `mode` fuses, with what calibrated fusion weighs them by, and the dense list as its source gave
+        it (each document's best passage, missing shards): what `fit --tune-qrels` fuses every way, so tuning and
+        serving cannot drift apart. Where the source has the stored vectors, the collection's scale of cosines is
+        measured on them; a sharded list keeps a confidence of 1."""
+        dense = source.search(index, vector, depth, allowed, where) if mode != "lexical" else DenseList()
+        lexical, coverage = [], {}
         if mode != "dense" and index.lexical is not None:
             with span("index.lexical_search", depth=depth):
                 lexical, coverage = index.lexical.search_covered(query, depth, allowed=allowed)
         confidence = 1.0
-        if mode == "hybrid" and dense and stored is not None:
+        if mode == "hybrid" and dense.hits and dense.stored is not None:
             if index.dense_scale is None or index.dense_scale.stale(len(index.dense)):
-                index.dense_scale = measure_scale(index.dense, stored)
-            confidence = index.dense_scale.confidence(dense[0][1]) if index.dense_scale else 1.0
-        return Candidates(dense, lexical, confidence, coverage), best
+                index.dense_scale = measure_scale(index.dense, dense.stored)
+            confidence = index.dense_scale.confidence(dense.hits[0][1]) if index.dense_scale else 1.0
+        return Candidates(dense.hits, lexical, confidence, coverage), dense
 
     def _hits(self, index, query, ranked, cosines, best, lexical, k, threshold) -> list[SearchHit]:
         """The first k ranked documents that exist and reach the threshold, read from Redis in runs of k."""

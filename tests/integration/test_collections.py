@@ -98,8 +98,8 @@ def test_a_correction_published_to_one_collection_rebuilds_its_index_on_every_re
         assert first.collections.publish("alpha", artifact).result(30) == artifact.id
         alpha = first.collections.get("alpha")
         assert alpha.describe()["correction"] == artifact.id and alpha.describe()["index"]["dim"] == 8
-        hits, space = alpha.services.search.search(text("alpha", 7), k=1)
-        assert hits[0].id == "alpha7" and space["correction"] == artifact.id
+        found = alpha.services.search.search(text("alpha", 7), k=1)
+        assert found.hits[0].id == "alpha7" and found.space["correction"] == artifact.id
         deadline = time.monotonic() + 10  # the other process follows the collection's settings in Redis
         while replica.services.served.current.correction_id != artifact.id and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -124,7 +124,7 @@ def test_a_write_that_lands_after_a_delete_never_reaches_a_collection_made_again
         services.collections.create("cats", correction="none")
         again = services.collections.get("cats").services
         assert again.documents.count() == 0 and len(again.served.current.dense) == 0
-        assert again.search.search("a late write", k=5)[0] == []
+        assert again.search.search("a late write", k=5).hits == []
     finally:
         services.close()
 
@@ -145,7 +145,7 @@ def test_beyond_max_backbones_the_least_recently_used_one_no_request_uses_is_unl
         assert collections.opened("a") is None and collections.opened("b") is None
         again = collections.get("a")  # its next request reopens it, its backbone loaded again
         assert again.services.documents.count() == 10
-        assert again.services.search.search(text("a", 3), k=1)[0][0].id == "a3"
+        assert again.services.search.search(text("a", 3), k=1).hits[0].id == "a3"
         assert services.info()["backbones_loaded"] == ["hashing/mean", "hashing/cls"]  # c's unloaded in turn
     finally:
         services.close()

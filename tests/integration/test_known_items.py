@@ -32,10 +32,10 @@ def test_identifiers_come_first_and_rare_words_as_often_as_lexical_search_finds_
         first = {IDENTIFIER: {"served": 0, "lexical": 0}, RARE: {"served": 0, "lexical": 0}}
         for query_id, text in zip(built.query_ids, built.query_texts, strict=True):
             for mode in ("served", "lexical"):
-                hits, found = services.search.search(text, 1, mode=None if mode == "served" else mode)
-                first[query_id.split("-")[0]][mode] += bool(hits) and hits[0].id in built.qrels[query_id]
-        assert found["ranking"]["fusion"] is None  # the last search was lexical; the served one is the default:
-        assert services.search.search("x", 1)[1]["ranking"]["chosen_by"].startswith("no judgments")
+                found = services.search.search(text, 1, mode=None if mode == "served" else mode)
+                first[query_id.split("-")[0]][mode] += bool(found.hits) and found.hits[0].id in built.qrels[query_id]
+        assert found.ranking["fusion"] is None  # the last search was lexical; the served one is the default:
+        assert services.search.search("x", 1).ranking["chosen_by"].startswith("no judgments")
     finally:
         services.close()
     print(f"\nfirst of 100: {first}")

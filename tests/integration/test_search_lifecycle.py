@@ -85,9 +85,9 @@ def test_queries_during_a_correction_swap_see_one_correction_at_a_time(settings,
         time.sleep(0.1)
         stop.set()
         reader.join()
-        assert {space["correction"] for _, space in seen} == {old.id, new.id}
-        for hits, space in seen:  # every score is the cosine in the space the response names, never a mixture
-            cid = space["correction"]
+        assert {found.space["correction"] for found in seen} == {old.id, new.id}
+        for found in seen:  # every score is the cosine in the space the response names, never a mixture
+            hits, cid = found.hits, found.space["correction"]
             correction = corrections[cid]
             q = project(raw_query, correction)[0]
             rows = [int(h.id[1:]) for h in hits]
@@ -125,7 +125,7 @@ def test_writes_by_another_process_reach_the_index(settings):
         writer.documents.delete("d3")
         wait_until(lambda: len(server.index) == 29)
         assert "d3" not in server.index and "d4" in server.index
-        assert server.search.search(docs(1, start=7)[0].text, k=1)[0][0].id == "d7"
+        assert server.search.search(docs(1, start=7)[0].text, k=1).hits[0].id == "d7"
     finally:
         writer.close()
         server.close()
@@ -145,9 +145,9 @@ def test_every_acknowledged_write_survives_a_crash_with_or_without_a_snapshot(se
     try:
         assert again.info()["index"]["opened"]["from"] == "snapshot"
         assert len(again.index) == 68 and "d0" not in again.index and "d55" not in again.index
-        assert again.search.search("a brand new text about rivers", k=1)[0][0].id == "d1"
-        assert again.search.search(docs(1, start=60)[0].text, k=1)[0][0].id == "d60"
-        assert {h.id for h in again.search.search("the cat", k=70, where={"even": True})[0]} == {
+        assert again.search.search("a brand new text about rivers", k=1).hits[0].id == "d1"
+        assert again.search.search(docs(1, start=60)[0].text, k=1).hits[0].id == "d60"
+        assert {h.id for h in again.search.search("the cat", k=70, where={"even": True}).hits} == {
             f"d{i}" for i in range(2, 70, 2) if i != 0
         }
     finally:
@@ -200,7 +200,7 @@ def test_auto_moves_to_an_approximate_index_when_it_grows(settings, monkeypatch)
             service.documents.add(docs(60, start=start))
         wait_until(lambda: service.index.factory.startswith("IVF"))
         assert len(service.index) == 300 and service.index.params.get("nprobe")
-        assert service.search.search(docs(1, start=250)[0].text, k=1)[0][0].id == "d250"
+        assert service.search.search(docs(1, start=250)[0].text, k=1).hits[0].id == "d250"
     finally:
         service.close()
 
@@ -223,7 +223,7 @@ def test_a_corrupt_or_foreign_artifact_is_refused_and_the_last_good_one_keeps_se
         assert service.correction.id == good.id and len(service.index) == 10
         store.artifacts.put(backbone.fingerprint, foreign.id, foreign.to_bytes(), make_current=True)
         time.sleep(0.3)
-        assert service.correction.id == good.id and service.search.search("the cat", k=3)[1]["correction"] == good.id
+        assert service.correction.id == good.id and service.search.search("the cat", k=3).space["correction"] == good.id
     finally:
         service.close()
     # At start-up the bad current one is refused too, and the newest valid version serves.

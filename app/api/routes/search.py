@@ -37,7 +37,7 @@ FEEDBACK_SCHEMA = {
 
 
 async def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
-    hits, found = await service.search_async(
+    found = await service.search_async(
         body.q,
         body.k,
         where=body.filter,
@@ -48,11 +48,11 @@ async def _search(service: SearchService, body: SearchRequest) -> SearchResponse
     )
     return SearchResponse(
         query=body.q,
-        correction=found["correction"],
-        search_space=SearchSpaceOut(**found),
-        ranking=found["ranking"],
-        partial=bool(found["missing_shards"]),
-        missing_shards=found["missing_shards"],
+        correction=found.space["correction"],
+        search_space=SearchSpaceOut(**found.space),
+        ranking=found.ranking,
+        partial=bool(found.missing_shards),
+        missing_shards=found.missing_shards,
         results=[
             SearchHitOut(
                 id=h.id,
@@ -66,7 +66,7 @@ async def _search(service: SearchService, body: SearchRequest) -> SearchResponse
                 metadata=h.metadata,
                 explain=h.explanation,
             )
-            for h in hits
+            for h in found.hits
         ],
     )
 
