@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import NotReady
 from app.services.collections.collection import Collection
-from app.services.collections.registry import OPEN_WAIT
+from app.services.collections.manager import OPEN_WAIT
 from app.services.collections.spec import NAME
 from app.services.collections.wiring import CollectionServices
 from app.services.container import Services

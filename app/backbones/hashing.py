@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from app.backbones.base import make_fingerprint
-from app.backbones.registry import register
+from app.backbones.catalog import register
 from app.core.names import Pooling
 
 _WORD = re.compile(r"\w+")

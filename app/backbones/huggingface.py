@@ -16,10 +16,10 @@ from transformers import AutoModel
 from transformers.utils import logging as hf_logging
 
 from app.backbones.base import make_fingerprint
+from app.backbones.catalog import register
 from app.backbones.packed import PackedBert
 from app.backbones.packed import supports as supports_packed
 from app.backbones.pooling import pool, pooling_named
-from app.backbones.registry import register
 from app.backbones.tokens import (
     Tokenizer,
     TokenizerMethods,

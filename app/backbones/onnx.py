@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from app.backbones.base import make_fingerprint
+from app.backbones.catalog import register
 from app.backbones.pooling import pooling_named
-from app.backbones.registry import register
 from app.backbones.tokens import Tokenizer, TokenizerMethods, hash_weights, length_batches, local_model, padded
 from app.core.names import Pooling
 

@@ -14,7 +14,7 @@ from app.benchmarks.streamed import scratch_dir, streamed_build
 from app.benchmarks.synthetic import GaussianMixture
 from app.benchmarks.throughput import percentile
 from app.correction.pipeline import Correction, l2_normalize
-from app.correction.registry import find_bundled
+from app.correction.publication import find_bundled
 from app.index.factories import ivf_lists
 from app.index.faiss_index import VectorIndex
 from app.offline.datasets import corpus_sha256, read_corpus

@@ -34,7 +34,7 @@ def bench(
         single_text_seconds,
     )
     from app.correction import Correction
-    from app.correction.registry import find_bundled
+    from app.correction.publication import find_bundled
     from app.offline.datasets import read_corpus
 
     settings = get_settings()

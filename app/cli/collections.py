@@ -80,8 +80,8 @@ def fit_collection(name: str, method: str, params: dict, options, judged_dirs, o
     show a clear gain (and without labelled pairs keeps it outright); `--publish` serves the result there."""
     from app.cli.offline import judged_sets, offline_backbone, tuning_pairs
     from app.core.names import Method
-    from app.correction.registry import load_version, write_artifact_file
-    from app.correction.registry import publish as publish_artifact
+    from app.correction.publication import load_version, write_artifact_file
+    from app.correction.publication import publish as publish_artifact
     from app.offline.collection_fit import guarded_choice, stored_corpus
     from app.offline.fit import fit_from_vectors
     from app.services.collections.spec import CollectionSpec, set_correction

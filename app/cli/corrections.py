@@ -59,8 +59,8 @@ def fit(
         from app.cli.collections import fit_collection
 
         return fit_collection(collection, options.method, options.params(), options, tune_qrels, out, publish)
-    from app.correction.registry import publish as publish_artifact
-    from app.correction.registry import write_artifact_file
+    from app.correction.publication import publish as publish_artifact
+    from app.correction.publication import write_artifact_file
     from app.offline.datasets import read_corpus
 
     settings = settings_for(pooling)
@@ -177,7 +177,7 @@ def isotropy(
     """How isotropic the corpus's vectors are, raw and corrected: cosine of random pairs, IsoScore, I(W), rank."""
     from app.correction import Correction
     from app.correction.isotropy import isotropy_report
-    from app.correction.registry import check_compatible, find_bundled, read_artifact_file
+    from app.correction.publication import check_compatible, find_bundled, read_artifact_file
     from app.offline.datasets import read_corpus
     from app.offline.encoding import corrected_vectors, encode_all
     from app.offline.fit import ISOTROPY_SAMPLE, sample_rows

@@ -86,7 +86,7 @@ def _judged(services, collection: str):
 
 def _tune_space(services, collection: str, publish: bool) -> dict | None:
     """The search space step: chosen on the stored raw vectors; published to the collection when kept."""
-    from app.correction.registry import publish as publish_artifact
+    from app.correction.publication import publish as publish_artifact
     from app.offline.collection_fit import stored_documents
     from app.offline.judged_ranking import tune_space
     from app.services.collections.spec import DEFAULT, set_correction
@@ -142,7 +142,7 @@ def _tune_ranking(services, collection: str, publish: bool) -> dict:
 def tuning_services(settings) -> Iterator:
     """The services on the server's Redis and ONNX graphs, with an index folder of their own (built from the store:
     a running server's snapshots are never written by this process), removed after."""
-    from app.correction.registry import resolve_correction
+    from app.correction.publication import resolve_correction
     from app.engine.pool import engine_for
     from app.services.container import Services, connect_store
 

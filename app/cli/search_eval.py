@@ -61,7 +61,7 @@ def eval_search(
     each change with a paired-bootstrap 95% interval); documents are encoded once, then cached by content.
     `--correction fit` fits the correction first (on --fit-corpus, its search space on --tune-qrels)."""
     from app.correction import Correction
-    from app.correction.registry import check_compatible, find_bundled, read_artifact_file
+    from app.correction.publication import check_compatible, find_bundled, read_artifact_file
     from app.offline.datasets import read_corpus
     from app.offline.encoding import corrected_vectors
     from app.offline.fit import fit_artifact

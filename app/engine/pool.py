@@ -7,7 +7,7 @@ import time
 from concurrent.futures import Future
 from pathlib import Path
 
-from app.backbones.registry import build_backbone
+from app.backbones.catalog import build_backbone
 from app.core.config import Settings
 from app.engine.encoder import BatchingEngine
 

@@ -19,10 +19,9 @@ from app.correction.pipeline import Correction, pooling_weights, project
 from app.index.calibration import SearchDepth
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
-from app.index.fusion import passage_key, passage_of
 from app.index.key_index import SHARDED, KeyIndex
 from app.index.lexical import Analyzer, LexicalIndex
-from app.index.passages import stored_spans
+from app.index.passages import passage_key, passage_of, stored_spans
 from app.index.search_index import SearchIndex
 from app.index.shards import Shard
 from app.index.streaming import ChunkedBuild

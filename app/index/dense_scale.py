@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.index.fusion import CANDIDATES, best_passages, passage_of
+from app.index.fusion import CANDIDATES
+from app.index.passages import best_passages, passage_of
 from app.index.rerank import ExactVectors
 
 SAMPLE = 128  # documents searched for their neighbours

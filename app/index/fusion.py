@@ -17,7 +17,6 @@ RRF_K = 60  # the usual constant of reciprocal-rank fusion (Cormack et al. 2009)
 CANDIDATES = 300  # each list's depth before fusing: deep lists keep Recall@100 (measured on the dev collections)
 MAX_CANDIDATES, MAX_RRF_K = 2000, 10_000  # what a request may ask
 MAX_FEEDBACK_DOCS, MAX_FEEDBACK_WEIGHT = 20, 10.0
-PASSAGE_MARK = "\x1f"  # passage n > 0 of a document is indexed as f"{doc_id}\x1f{n}"; passage 0 as the id itself
 
 Hits = Sequence[tuple[str, float]]
 
@@ -90,28 +89,6 @@ class Ranking:
         if not self.feedback_docs or self.mode == "lexical":
             return None
         return {"docs": self.feedback_docs, "weight": self.feedback_weight}
-
-
-def passage_key(doc_id: str, n: int) -> str:
-    return doc_id if n == 0 else f"{doc_id}{PASSAGE_MARK}{n}"
-
-
-def passage_of(key: str) -> tuple[str, int]:
-    """(document id, passage number) of an index key."""
-    doc_id, mark, n = key.rpartition(PASSAGE_MARK)
-    return (doc_id, int(n)) if mark else (key, 0)
-
-
-def best_passages(hits: Hits) -> tuple[list[tuple[str, float]], dict[str, int]]:
-    """Passage hits (best first) as document hits, each scored by its best passage; and which passage that was."""
-    docs: list[tuple[str, float]] = []
-    best: dict[str, int] = {}
-    for key, score in hits:
-        doc_id, n = passage_of(key)
-        if doc_id not in best:
-            best[doc_id] = n
-            docs.append((doc_id, score))
-    return docs, best
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,7 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 
 from app.index.builder import IndexBuilder
-from app.index.fusion import passage_of
-from app.index.passages import stored_spans
+from app.index.passages import passage_of, stored_spans
 from app.index.search_index import SearchIndex
 
 FULL_CHECK_DOCUMENTS = 1_000_000  # a served index larger than this checks its counts only, unless they disagree

@@ -10,6 +10,8 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
+PASSAGE_MARK = "\x1f"  # passage n > 0 of a document is indexed as f"{doc_id}\x1f{n}"; passage 0 as the id itself
+
 Spans = list[tuple[int, int]]
 CountTokens = Callable[[Sequence[str]], list[int]]  # word pieces per text, special tokens not counted
 
@@ -107,3 +109,25 @@ def splitter_for(backbone, settings) -> PassageSplitter:
     return PassageSplitter(
         backbone.token_counts, backbone.max_length, settings.passage_tokens, settings.passage_overlap
     )
+
+
+def passage_key(doc_id: str, n: int) -> str:
+    return doc_id if n == 0 else f"{doc_id}{PASSAGE_MARK}{n}"
+
+
+def passage_of(key: str) -> tuple[str, int]:
+    """(document id, passage number) of an index key."""
+    doc_id, mark, n = key.rpartition(PASSAGE_MARK)
+    return (doc_id, int(n)) if mark else (key, 0)
+
+
+def best_passages(hits: Sequence[tuple[str, float]]) -> tuple[list[tuple[str, float]], dict[str, int]]:
+    """Passage hits (best first) as document hits, each scored by its best passage; and which passage that was."""
+    docs: list[tuple[str, float]] = []
+    best: dict[str, int] = {}
+    for key, score in hits:
+        doc_id, n = passage_of(key)
+        if doc_id not in best:
+            best[doc_id] = n
+            docs.append((doc_id, score))
+    return docs, best

@@ -11,8 +11,8 @@ from app.correction.pipeline import Correction
 from app.index.dense_scale import DenseScale
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
-from app.index.fusion import best_passages, passage_key
 from app.index.lexical import LexicalIndex
+from app.index.passages import best_passages, passage_key
 
 
 @dataclass(eq=False)  # compared by identity: "is this still the index the snapshot holds"

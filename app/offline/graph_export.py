@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from app.backbones import build_backbone
 from app.core.config import STS_DIR, Settings
 from app.correction.pipeline import Correction, pooling_weights
-from app.correction.registry import find_bundled
+from app.correction.publication import find_bundled
 from app.offline.datasets import read_pairs
 from app.offline.evaluation import spearman_x100
 

@@ -13,7 +13,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from app.correction.artifact import CorrectionArtifact
-from app.correction.registry import write_artifact_file
+from app.correction.publication import write_artifact_file
 from app.index.fusion import CANDIDATES, FUSIONS, Candidates, Ranking, fuse
 from app.offline.retrieval import DEPTH, Judgments, read_judged_corpus
 from app.offline.search_tuning import MIN_NDCG_GAIN, RECALL_TOLERANCE, SearchCandidate, keeps_every_set

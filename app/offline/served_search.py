@@ -22,7 +22,7 @@ MODES = ("dense", "lexical", "hybrid", "served")
 def served_services(settings: Settings, folder: Path, correction: str | None = None):
     """Services on the settings' backbone (its ONNX export cached where it always is) with a Redis and an index
     folder of their own under `folder`, so a running server's data is never touched."""
-    from app.correction.registry import resolve_correction
+    from app.correction.publication import resolve_correction
     from app.engine.pool import engine_for
     from app.services.container import Services
     from app.store.embedded import EmbeddedRedis

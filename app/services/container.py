@@ -10,12 +10,12 @@ from app.backbones.base import Backbone
 from app.core.config import Settings
 from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
-from app.correction.registry import PublishedFollower, check_compatible, publish, resolve_correction
+from app.correction.publication import PublishedFollower, check_compatible, publish, resolve_correction
 from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool, engine_for
 from app.index.faiss_index import VectorIndex
 from app.services.collections.fit_jobs import FitJobs
-from app.services.collections.registry import Collections
+from app.services.collections.manager import Collections
 from app.services.collections.wiring import open_collection_services
 from app.store.embedded import EmbeddedRedis
 from app.store.redis_store import RedisStore

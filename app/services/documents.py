@@ -11,9 +11,8 @@ import numpy as np
 
 from app.core.errors import InvalidInput, NotFound
 from app.core.stored_vectors import to_stored
-from app.index.fusion import PASSAGE_MARK
 from app.index.live import ServedIndex
-from app.index.passages import PassageSplitter, Spans, spans_json
+from app.index.passages import PASSAGE_MARK, PassageSplitter, Spans, spans_json
 from app.services.collection_service import CollectionService
 from app.services.embedding import EmbeddingService
 from app.store.documents import DocumentRecord

@@ -17,9 +17,9 @@ from app.core.tracing import span
 from app.index.dense_scale import measure as measure_scale
 from app.index.feedback import rocchio
 from app.index.filters import FilterError
-from app.index.fusion import Candidates, Ranking, explanations, fuse, passage_key
+from app.index.fusion import Candidates, Ranking, explanations, fuse
 from app.index.live import ServedIndex
-from app.index.passages import stored_spans
+from app.index.passages import passage_key, stored_spans
 from app.index.search_index import SearchIndex
 from app.services.collection_service import CollectionService
 from app.services.dense_lists import DenseList, DenseSource, LocalDense

@@ -9,7 +9,7 @@ import os
 from app.backbones.base import Backbone
 from app.core.config import Settings
 from app.correction.pipeline import Correction, pooling_weights
-from app.correction.registry import publish
+from app.correction.publication import publish
 from app.shards.deployment import ShardConfig, deploy, undeploy
 from app.shards.fanout import ShardedSearch
 from app.store.redis_store import RedisStore

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.backbones import build_backbone
-from app.correction.registry import write_artifact_file
+from app.correction.publication import write_artifact_file
 from app.main import create_app
 from app.offline.fit import fit_artifact
 from tests.conftest import serve_app

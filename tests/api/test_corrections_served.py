@@ -8,7 +8,7 @@ import pytest
 from app.backbones import build_backbone
 from app.core.stored_vectors import COSINE_ERROR, from_stored, to_stored
 from app.correction import Correction, CorrectionArtifact
-from app.correction.registry import write_artifact_file
+from app.correction.publication import write_artifact_file
 from app.correction.search_space import raw_space
 from app.main import create_app
 from app.offline.encoding import corrected_vectors

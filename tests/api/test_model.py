@@ -5,7 +5,7 @@ import pytest
 
 from app.core.config import MODELS_DIR
 from app.core.errors import ArtifactError
-from app.correction.registry import write_artifact_file
+from app.correction.publication import write_artifact_file
 from app.main import create_app
 from app.offline.fit import fit_artifact
 from app.services.container import Services

@@ -51,7 +51,7 @@ def test_dimensions_keep_the_first_whitened_axes(served):
 @pytest.mark.parametrize("method", ["none", "center", "abtt"])
 def test_dimensions_on_a_space_not_ordered_by_variance_is_a_400_that_says_why(hashing_settings, method):
     from app.backbones import build_backbone
-    from app.correction.registry import write_artifact_file
+    from app.correction.publication import write_artifact_file
     from app.offline.fit import fit_artifact
     from tests.api.conftest import CORPUS
 

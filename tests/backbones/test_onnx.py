@@ -7,7 +7,7 @@ import pytest
 from app.backbones import build_backbone
 from app.core.config import MODELS_DIR, STS_DIR, Settings
 from app.core.names import Pooling
-from app.correction.registry import find_bundled
+from app.correction.publication import find_bundled
 from app.correction.sif import sif_weights, token_counts
 from app.offline.datasets import read_corpus
 from tests.conftest import with_graphs

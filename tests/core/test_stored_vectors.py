@@ -6,7 +6,7 @@ import pytest
 from app.core.config import MODELS_DIR, STS_DIR
 from app.core.stored_vectors import COSINE_ERROR, from_stored, to_stored
 from app.correction.pipeline import Correction, l2_normalize
-from app.correction.registry import find_bundled
+from app.correction.publication import find_bundled
 from app.offline.datasets import read_pairs
 from app.store import DocumentRecord
 

@@ -6,7 +6,7 @@ import pytest
 from app.backbones.hashing import HashingBackbone
 from app.core.errors import ArtifactError
 from app.correction.artifact import ArtifactFormatError, BackboneRef, CorpusRef, CorrectionArtifact
-from app.correction.registry import check_compatible, find_bundled, read_artifact_file, write_artifact_file
+from app.correction.publication import check_compatible, find_bundled, read_artifact_file, write_artifact_file
 from app.correction.search_space import SEARCH_MU, SEARCH_W
 from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
 

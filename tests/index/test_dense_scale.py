@@ -5,7 +5,8 @@ import pytest
 
 from app.index.dense_scale import DenseScale, measure, sample_keys
 from app.index.faiss_index import VectorIndex
-from app.index.fusion import CANDIDATES, passage_key
+from app.index.fusion import CANDIDATES
+from app.index.passages import passage_key
 
 
 def test_confidence_reads_a_cosine_against_the_range():

@@ -1,4 +1,4 @@
-"""Fusion of the dense and lexical lists, and passages collapsed into their documents, checked by hand."""
+"""Fusion of the dense and lexical lists, checked by hand."""
 
 from __future__ import annotations
 
@@ -8,12 +8,9 @@ from app.index.fusion import (
     DEFAULT_WEIGHTS,
     Candidates,
     Ranking,
-    best_passages,
     explanations,
     fuse,
     min_max,
-    passage_key,
-    passage_of,
 )
 
 
@@ -104,14 +101,6 @@ def test_a_ranking_refuses_what_it_cannot_do():
         with pytest.raises(ValueError):
             Ranking(**bad)
     assert Ranking(mode="dense").describe()["fusion"] is None
-
-
-def test_passages_collapse_to_their_best_and_keys_round_trip():
-    hits = [(passage_key("x", 2), 0.9), ("y", 0.8), (passage_key("x", 0), 0.7), (passage_key("z", 1), 0.6)]
-    docs, best = best_passages(hits)
-    assert docs == [("x", 0.9), ("y", 0.8), ("z", 0.6)]
-    assert best == {"x": 2, "y": 0, "z": 1}
-    assert passage_of(passage_key("a:b", 3)) == ("a:b", 3) and passage_of("plain") == ("plain", 0)
 
 
 def test_a_ranking_recorded_by_another_version_keeps_the_fields_this_one_knows():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.index.fusion import passage_key
 from app.index.integrity import Drift, drift_of
+from app.index.passages import passage_key
 from app.services.container import Services
 from app.services.documents import DocumentInput
 from tests.api.conftest import CORPUS

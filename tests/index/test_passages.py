@@ -1,8 +1,18 @@
-"""Long texts into passages: on sentence boundaries, within the window, overlapping by whole sentences."""
+"""Long texts into passages: on sentence boundaries, within the window, overlapping by whole sentences; passage
+keys, and passage hits collapsed into their documents."""
 
 from __future__ import annotations
 
-from app.index.passages import PassageSplitter, passage_spans, sentence_spans, spans_json, stored_spans
+from app.index.passages import (
+    PassageSplitter,
+    best_passages,
+    passage_key,
+    passage_of,
+    passage_spans,
+    sentence_spans,
+    spans_json,
+    stored_spans,
+)
 
 
 def words(texts):
@@ -45,3 +55,11 @@ def test_the_splitter_keeps_what_the_backbone_reads_whole_and_counts_without_spe
 def test_spans_are_stored_only_for_documents_of_several_passages():
     assert spans_json([(0, 5)]) == "" and stored_spans("", "hello") == [(0, 5)]
     assert stored_spans(spans_json([(0, 3), (2, 9)]), "x" * 9) == [(0, 3), (2, 9)]
+
+
+def test_passages_collapse_to_their_best_and_keys_round_trip():
+    hits = [(passage_key("x", 2), 0.9), ("y", 0.8), (passage_key("x", 0), 0.7), (passage_key("z", 1), 0.6)]
+    docs, best = best_passages(hits)
+    assert docs == [("x", 0.9), ("y", 0.8), ("z", 0.6)]
+    assert best == {"x": 2, "y": 0, "z": 1}
+    assert passage_of(passage_key("a:b", 3)) == ("a:b", 3) and passage_of("plain") == ("plain", 0)

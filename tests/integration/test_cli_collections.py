@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from app.correction.registry import read_artifact_file
+from app.correction.publication import read_artifact_file
 from tests.integration.conftest import WORDS, run_cli
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from app.core.config import MODELS_DIR
-from app.correction.registry import read_artifact_file
+from app.correction.publication import read_artifact_file
 from tests.conftest import STS, with_graphs
 from tests.integration.conftest import WORDS, run_cli
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from app.core.config import MODELS_DIR
-from app.correction.registry import read_artifact_file
+from app.correction.publication import read_artifact_file
 from tests.conftest import free_port, server_env, server_log, start_server, stop_server
 from tests.integration.conftest import WORDS, run_cli
 

@@ -11,7 +11,7 @@ import httpx
 from app.backbones import build_backbone
 from app.benchmarks.http import free_port
 from app.core.config import Settings
-from app.correction.registry import write_artifact_file
+from app.correction.publication import write_artifact_file
 from app.offline.fit import fit_artifact
 from app.store.embedded import EmbeddedRedis
 from tests.api.conftest import CORPUS

@@ -23,7 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 from app.backbones import build_backbone
 from app.benchmarks.http import free_port
 from app.core.config import Settings
-from app.correction.registry import publish
+from app.correction.publication import publish
 from app.offline.fit import fit_artifact
 from app.store.embedded import EmbeddedRedis
 from app.store.redis_store import RedisStore

@@ -10,7 +10,7 @@ import numpy as np
 
 from app.backbones import build_backbone
 from app.core.config import Settings
-from app.correction.registry import publish, read_artifact_file
+from app.correction.publication import publish, read_artifact_file
 from app.offline.fit import fit_artifact
 from app.services.documents import document_id
 from tests.api.conftest import CORPUS

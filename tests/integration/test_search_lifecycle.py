@@ -100,7 +100,7 @@ def test_queries_during_a_correction_swap_see_one_correction_at_a_time(settings,
 
 
 def test_a_correction_published_by_another_process_is_picked_up(settings, backbone, store):
-    from app.correction.registry import publish
+    from app.correction.publication import publish
 
     service = Services.from_settings(settings)
     pinned = Services.from_settings(settings.model_copy(update={"correction": "none"}))
@@ -164,7 +164,7 @@ def test_a_snapshot_that_does_not_match_is_rebuilt_not_served(settings, backbone
     # Another correction is current now: the snapshot's vectors live in the old space.
     artifact = fitted(backbone, 0.5, 8)
     with_correction = settings
-    from app.correction.registry import publish
+    from app.correction.publication import publish
 
     publish(store, artifact)
     other = Services.from_settings(with_correction)
@@ -207,7 +207,7 @@ def test_auto_moves_to_an_approximate_index_when_it_grows(settings, monkeypatch)
 
 def test_a_corrupt_or_foreign_artifact_is_refused_and_the_last_good_one_keeps_serving(settings, backbone, store):
     from app.backbones.hashing import HashingBackbone
-    from app.correction.registry import publish
+    from app.correction.publication import publish
 
     good = fitted(backbone, 0.5, 8)
     publish(store, good)

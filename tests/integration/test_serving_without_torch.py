@@ -11,7 +11,7 @@ import pytest
 
 from app.backbones import build_backbone
 from app.core.config import MODELS_DIR, Settings
-from app.correction.registry import find_bundled
+from app.correction.publication import find_bundled
 from tests.conftest import ROOT, with_graphs
 from tests.integration.conftest import run_cli
 

@@ -15,7 +15,7 @@ from transformers import AutoModel, AutoTokenizer
 from app.backbones.huggingface import HuggingFaceBackbone
 from app.core.errors import ArtifactError
 from app.correction import CovarianceStats, fit_correction
-from app.correction.registry import check_compatible
+from app.correction.publication import check_compatible
 from app.offline.adapt import AdaptConfig, TuningScorer, adapt, encode, training_head
 from app.offline.datasets import Pairs
 from app.offline.evaluation import cosine_rows

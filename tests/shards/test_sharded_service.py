@@ -13,7 +13,7 @@ import pytest
 
 from app.backbones import build_backbone
 from app.core.config import Settings
-from app.correction.registry import write_artifact_file
+from app.correction.publication import write_artifact_file
 from app.offline.fit import fit_artifact
 from tests.api.conftest import CORPUS
 from tests.conftest import free_port, server_env, server_log, start_server, stop_server

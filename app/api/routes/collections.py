@@ -9,7 +9,7 @@ from app.api.access import requester
 from app.api.collection_schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
 from app.api.deps import CollectionName, ServicesDep
 from app.core.errors import Conflict
-from app.services.collections.registry import OPEN_WAIT
+from app.services.collections.manager import OPEN_WAIT
 from app.services.collections.spec import DEFAULT, SEARCH_SETTINGS
 
 router = APIRouter()

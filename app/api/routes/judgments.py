@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from app.api.deps import CollectionName, ServicesDep
 from app.api.judgment_schemas import JudgmentsIn, JudgmentsOut, TuneStatus
 from app.core.errors import NotFound
-from app.services.collections.registry import OPEN_WAIT
+from app.services.collections.manager import OPEN_WAIT
 
 router = APIRouter()
 

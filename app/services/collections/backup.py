@@ -14,7 +14,7 @@ import numpy as np
 from app.core.errors import InvalidInput
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.services.collections.collection import Collection
-from app.services.collections.registry import OPEN_WAIT, Collections
+from app.services.collections.manager import OPEN_WAIT, Collections
 from app.services.collections.spec import DEFAULT, SEARCH_SETTINGS
 from app.services.documents import DocumentInput
 from app.store.documents import DocumentRecord

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from app.backbones.registry import missing_runtime
+from app.backbones.catalog import missing_runtime
 from app.core.config import Settings
 from app.core.errors import ArtifactError, InvalidInput
 from app.core.names import Pooling
 from app.correction.artifact import CorrectionArtifact
-from app.correction.registry import load_version, resolve_correction
+from app.correction.publication import load_version, resolve_correction
 from app.engine.encoder import BatchingEngine
 from app.index.factories import check_factory
 from app.services.collections.spec import NAME, READY, SEARCH_SETTINGS, CollectionSpec

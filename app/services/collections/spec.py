@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, replace
 
 from app.core.errors import ArtifactError, NotFound
 from app.correction.pipeline import Correction
-from app.correction.registry import load_version
+from app.correction.publication import load_version
 from app.store.collection_store import CollectionStore
 from app.store.redis_store import RedisStore
 

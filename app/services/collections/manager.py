@@ -18,7 +18,7 @@ from app.core.config import Settings
 from app.core.errors import Conflict, InvalidInput, NotFound, NotReady, ServiceError
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.correction.pipeline import Correction
-from app.correction.registry import check_compatible, publish
+from app.correction.publication import check_compatible, publish
 from app.engine.pool import EnginePool
 from app.index.snapshot import SnapshotFile
 from app.services.collections.checks import checked_encoder, completed, correction_for, search_settings
