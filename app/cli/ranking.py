@@ -126,7 +126,7 @@ def _tune_ranking(services, collection: str, publish: bool) -> dict:
         found, dense = search.candidates(index, query, vector, "hybrid", default.candidates, None, search.dense)
         if not ranking.feedback:
             return found
-        return search.fed_back(index, vector, fuse(found, ranking), found, dense, ranking, default.candidates, None)[0]
+        return search.feed_back(index, vector, fuse(found, ranking), found, dense, ranking, default.candidates, None)[0]
 
     try:
         record = tune_on(candidates, qrels, default)

@@ -261,13 +261,13 @@ class IndexBuilder:
     def holds(self, doc_id: str) -> bool:
         return self.shard is None or self.shard.holds(doc_id)
 
-    def touched(self, change: Change) -> list[str]:
+    def ids_in(self, change: Change) -> list[str]:
         """The ids of a change's documents that this index holds (a shard's only)."""
         return change.doc_ids if self.shard is None else self.shard.held(change.doc_ids)
 
-    def stored(self, change: Change) -> list[DocumentRecord | None]:
+    def read_records(self, change: Change) -> list[DocumentRecord | None]:
         """The stored state of the documents `touched` gives (None where gone): replays apply it, so they are safe."""
-        ids = self.touched(change)
+        ids = self.ids_in(change)
         return [None] * len(ids) if change.op == "delete" else self.store.documents.get(self.collection_key, ids)
 
     def catch_up(self, index: SearchIndex) -> int:
@@ -278,9 +278,9 @@ class IndexBuilder:
                 if change.id in index.local:
                     index.local.discard(change.id)
                 else:
-                    records = self.stored(change)
+                    records = self.read_records(change)
                     self.apply(index, [r for r in records if r is not None], commit=False)
-                    gone = [d for d, r in zip(self.touched(change), records, strict=True) if r is None]
+                    gone = [d for d, r in zip(self.ids_in(change), records, strict=True) if r is None]
                     index.remove(gone, commit=False)
                 index.applied = change.id
                 applied += 1

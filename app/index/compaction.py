@@ -31,8 +31,8 @@ def rebuilt_lexical(builder: IndexBuilder) -> tuple[LexicalIndex, str]:
 def replay_lexical(builder: IndexBuilder, lexical: LexicalIndex, after: str, until: str) -> None:
     """Apply the change-log entries in (after, until] to a lexical index alone (raises ChangeLogGap)."""
     for change in builder.changes(after, until):
-        stored = builder.stored(change)
-        lexical.remove([d for d, r in zip(builder.touched(change), stored, strict=True) if r is None])
+        stored = builder.read_records(change)
+        lexical.remove([d for d, r in zip(builder.ids_in(change), stored, strict=True) if r is None])
         kept = [r for r in stored if r is not None]
         lexical.upsert([r.id for r in kept], [r.text for r in kept], replaced=len(kept))
     lexical.commit()

@@ -107,7 +107,7 @@ def check_full(builder: IndexBuilder, index: SearchIndex) -> IntegrityCheck:
     expected = stored_passages(builder)
     dense_keys = index.dense.keys()
     lexical_ids = index.lexical.ids() if index.lexical is not None else None
-    in_flight = {d for change in builder.changes(applied) for d in builder.touched(change)}
+    in_flight = {d for change in builder.changes(applied) for d in builder.ids_in(change)}
     lexical = None if lexical_ids is None else drift_of(dict.fromkeys(expected, 1), lexical_ids, in_flight)
     return IntegrityCheck(
         applied, len(expected), drift_of(expected, dense_keys, in_flight), lexical, True, time.monotonic() - started

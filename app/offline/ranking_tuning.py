@@ -55,7 +55,7 @@ def candidate_lists(services, texts: list[str]) -> dict[tuple, list[Candidates]]
         for docs, weight in FEEDBACK:
             fed = replace(Ranking(), feedback_docs=docs, feedback_weight=weight)
             lists[(docs, weight)].append(
-                search.fed_back(index, vector, fuse(found, fed), found, dense, fed, CANDIDATES, None)[0]
+                search.feed_back(index, vector, fuse(found, fed), found, dense, fed, CANDIDATES, None)[0]
             )
     return lists
 

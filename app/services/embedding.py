@@ -102,7 +102,7 @@ class EmbeddingService:
         """in_space() for the event loop: waits on the encoder without holding a thread."""
         return project(await self.encode_raw_async(texts, pooling_weights(correction)), correction)
 
-    def truncated(self, texts: Sequence[str], what: str = "texts", *, truncate: bool = True) -> list[int]:
+    def find_truncated(self, texts: Sequence[str], what: str = "texts", *, truncate: bool = True) -> list[int]:
         """Indices of texts over the backbone's token limit; with `truncate` false, the first is a 422."""
         limit = self.backbone.max_length
         # A token covers at least one byte, so a short text cannot be over; only long ones are counted.
@@ -129,7 +129,7 @@ class EmbeddingService:
         """
         self.check_texts(texts)
         await _off_loop_if(_long(texts), self.check_tokens, texts)
-        cut = await _off_loop_if(_long(texts), self.truncated, texts, truncate=truncate)
+        cut = await _off_loop_if(_long(texts), self.find_truncated, texts, truncate=truncate)
         correction = self.correction if corrected else None
         method = correction.artifact.method if correction else Method.NONE
         if dims is not None and method != Method.WHITENING:

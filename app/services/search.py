@@ -162,7 +162,7 @@ class SearchService(CollectionService):
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
         described = ranking.describe()
         if ranking.feedback and dense.stored is not None:  # the shards keep their vectors: no feedback there
-            found, described["feedback"]["from"] = self.fed_back(
+            found, described["feedback"]["from"] = self.feed_back(
                 index, vector, ranked, found, dense, ranking, depth, allowed
             )
             ranked = fuse(found, ranking)
@@ -174,7 +174,7 @@ class SearchService(CollectionService):
                 described["confidence"] = {"dense": found.dense_confidence, "lexical": found.lexical_confidence}
         return SearchResult(hits, index.describe_search(), described, dense.missing)
 
-    def fed_back(self, index, vector, ranked, found: Candidates, dense: DenseList, ranking: Ranking, depth, allowed):
+    def feed_back(self, index, vector, ranked, found: Candidates, dense: DenseList, ranking: Ranking, depth, allowed):
         """The dense list searched again with the query moved toward the first results' best passages (Rocchio),
         and which documents those were; the lexical list and the dense confidence stay the query's own."""
         top = [doc_id for doc_id, _ in ranked[: ranking.feedback_docs]]

@@ -19,7 +19,7 @@ from app.services.collections.spec import NAME, READY, SEARCH_SETTINGS, Collecti
 from app.store.redis_store import RedisStore
 
 
-def checked_encoder(
+def check_encoder(
     settings: Settings, name: str, backbone: str | None, pooling: str | None, model_path: str | None
 ) -> tuple[str, str, str | None]:
     """The name, and the encoder a new collection asks for, checked against what this service serves (422 if
@@ -76,7 +76,7 @@ def search_settings(given: dict | None) -> dict:
     return {k: str(getattr(checked, k)) if k in ("search_mode", "fusion") else getattr(checked, k) for k in given}
 
 
-def completed(spec: CollectionSpec, engine: BatchingEngine, store: RedisStore, models_dir: Path) -> CollectionSpec:
+def complete(spec: CollectionSpec, engine: BatchingEngine, store: RedisStore, models_dir: Path) -> CollectionSpec:
     """A loading collection made ready with what needed its backbone: the index factory checked against its
     dimension, the correction asked for resolved, the backbone's fingerprint (422 if one cannot serve)."""
     try:

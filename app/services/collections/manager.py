@@ -21,7 +21,7 @@ from app.correction.pipeline import Correction
 from app.correction.publication import check_compatible, publish
 from app.engine.pool import EnginePool
 from app.index.snapshot import SnapshotFile
-from app.services.collections.checks import checked_encoder, completed, correction_for, search_settings
+from app.services.collections.checks import check_encoder, complete, correction_for, search_settings
 from app.services.collections.collection import Collection
 from app.services.collections.opening import Opening, Openings
 from app.services.collections.spec import (
@@ -80,7 +80,7 @@ class Collections:
         """A new collection (409 if the name is taken), described; omitted settings take the service's own. One
         whose backbone is loaded is checked and ready at once; another is `loading` until its backbone loads
         (within `wait` seconds, or however long with None), and then `ready` or `failed`."""
-        backbone, pooling, model_path = checked_encoder(self.settings, name, backbone, pooling, model_path)
+        backbone, pooling, model_path = check_encoder(self.settings, name, backbone, pooling, model_path)
         if name == DEFAULT or self.specs.get(name) is not None:
             raise Conflict(f"collection {name!r} exists")
         spec = CollectionSpec(
@@ -98,7 +98,7 @@ class Collections:
         )
         engine = self.engines.loaded_engine(spec.backbone_key)
         if engine is not None:
-            spec = completed(spec, engine, self.store, self.settings.models_dir)  # a 422 now, with nothing stored
+            spec = complete(spec, engine, self.store, self.settings.models_dir)  # a 422 now, with nothing stored
         if not self.specs.create(name, spec.to_bytes()):
             raise Conflict(f"collection {name!r} exists")
         self.openings.forget(name)
@@ -151,7 +151,7 @@ class Collections:
         if spec.loading:
             opening.step = "checking its settings"
             try:
-                spec = self._conclude(completed(spec, engine, self.store, self.settings.models_dir))
+                spec = self._conclude(complete(spec, engine, self.store, self.settings.models_dir))
             except InvalidInput as exc:
                 spec = self._conclude(replace(spec, state=FAILED, error=exc.message))
         if spec.failed:
