@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.core.access import ApiKey
@@ -231,6 +231,17 @@ class Settings(BaseSettings):
     request_timeout: float = Field(
         60.0, gt=0, description="Seconds a request waits for its vectors before a 504 (its queued work is dropped)."
     )
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _no_blank_key(cls, keys: Any) -> Any:
+        """Named by position, as the variable holds them: a blank key would let anyone in."""
+        for i, entry in enumerate(keys if isinstance(keys, list) else []):
+            key = entry.get("key", "") if isinstance(entry, dict) else entry
+            secret = key.get_secret_value() if isinstance(key, SecretStr) else key
+            if isinstance(secret, str) and not secret.strip():
+                raise ValueError(f"CE_API_KEYS[{i}] is empty; every key must be a non-blank token")
+        return keys
 
     @property
     def graphs_dir(self) -> Path:

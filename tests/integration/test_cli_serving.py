@@ -142,6 +142,7 @@ def test_kill_9_during_bulk_ingestion_loses_no_acknowledged_document(tmp_path, e
     [
         ({"CE_HOST": "0.0.0.0"}, ["CE_API_KEYS", "CE_ALLOW_UNAUTHENTICATED"]),  # reachable, and no keys
         ({"CE_API_KEYS": '["good-key", " "]'}, ["CE_API_KEYS[1]"]),  # a blank key would let anyone in
+        ({"CE_API_KEYS": '["good-key", {"key": "", "scope": "read"}]'}, ["CE_API_KEYS[1]"]),  # scoped, as well
         ({"CE_POLING": "cls"}, ["CE_POLING"]),  # a typo, silently ignored until now
     ],
 )
