@@ -129,9 +129,11 @@ def spaces(
             raise fail(f"no document of {collection!r} has a metadata field {color_by!r}", EXIT_BAD_INPUT)
         correction, drawn = served.current.correction, {"raw": raw}
         if correction is not None:
-            drawn[f"corrected ({correction.artifact.method})"] = served.builder.vectors(docs, correction, search=False)
+            drawn[f"corrected ({correction.artifact.method})"] = served.builder.vectors.in_space(
+                docs, correction, search=False
+            )
             if correction.search is not correction:
-                drawn["search space"] = served.builder.vectors(docs, correction)
+                drawn["search space"] = served.builder.vectors.in_space(docs, correction)
         backbone = chosen.engine.backbone
         folder = out or get_settings().data_dir / "report"
         folder.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,7 @@ def stored_documents(
     for batch in store.documents.scan(collection_key):
         batch = batch[: None if limit is None else limit - len(docs)]
         docs.extend(batch)
-        chunks.append(builder.first_vectors(batch))  # one row per document: a long one by its first passage
+        chunks.append(builder.vectors.first_vectors(batch))  # one row per document: a long one by its first passage
         if limit is not None and len(docs) >= limit:
             break
     return docs, np.concatenate(chunks) if chunks else np.empty((0, dim), dtype=np.float32)

@@ -69,8 +69,8 @@ class Services:
         self.documents, self.search = default.documents, default.search
         self.shards = None  # the default collection's dense index on Ray Serve shards (CE_SHARDS)
         if settings.shards and search:
-            from app.services.dense_lists import ShardedDense
             from app.shards.cluster import ShardedCollection
+            from app.shards.fanout import ShardedDense
 
             url = settings.redis_url or embedded.url
             self.shards = ShardedCollection(settings, store, url, self.backbone.fingerprint, self.backbone, correction)

@@ -14,7 +14,9 @@ from starlette.concurrency import run_in_threadpool
 from app.core.config import Settings
 from app.core.errors import InvalidInput
 from app.core.tracing import span
+from app.index.dense_lists import DenseList, DenseSource, LocalDense
 from app.index.dense_scale import measure as measure_scale
+from app.index.document_vectors import DocumentVectors
 from app.index.feedback import rocchio
 from app.index.filters import FilterError
 from app.index.fusion import Candidates, Ranking, explanations, fuse
@@ -22,7 +24,6 @@ from app.index.live import ServedIndex
 from app.index.passages import passage_key, stored_spans
 from app.index.search_index import SearchIndex
 from app.services.collection_service import CollectionService
-from app.services.dense_lists import DenseList, DenseSource, LocalDense
 from app.services.documents import Document
 from app.services.embedding import EmbeddingService
 from app.store.documents import DocumentRecord
@@ -90,7 +91,7 @@ class SearchService(CollectionService):
     def __init__(self, settings: Settings, store: RedisStore, served: ServedIndex, embedding: EmbeddingService):
         super().__init__(store, served, embedding)
         self.settings = settings
-        self.dense: DenseSource = LocalDense(served.builder)  # or the shards' (CE_SHARDS)
+        self.dense: DenseSource = LocalDense(served.builder.vectors)  # or the shards' (CE_SHARDS)
         self._tuned: tuple[float, dict | None] = (-float("inf"), None)  # (read at, the ranking tuned over HTTP)
 
     def tuned_ranking(self) -> dict | None:
@@ -219,7 +220,7 @@ class SearchService(CollectionService):
             for (doc_id, rank_score), record in zip(run, records, strict=True):
                 if record is None:
                     continue
-                cosine, passage = exact_cosine(self._served.builder, index, record, query, cosines, best)
+                cosine, passage = exact_cosine(self._served.builder.vectors, index, record, query, cosines, best)
                 if threshold is not None and cosine < threshold:
                     continue
                 out.append(
@@ -238,14 +239,16 @@ class SearchService(CollectionService):
         return out
 
 
-def exact_cosine(builder, index: SearchIndex, record: DocumentRecord, query: np.ndarray, cosines, best):
+def exact_cosine(
+    vectors: DocumentVectors, index: SearchIndex, record: DocumentRecord, query: np.ndarray, cosines, best
+):
     """A document's cosine (its best passage's) and that passage's span when it has several: the dense list's
     when it ranked the document, else computed from its stored vectors."""
     spans = stored_spans(record.passages, record.text)
     if record.id in cosines:
         n = best.get(record.id, 0)
         return float(cosines[record.id]), (spans[n] if len(spans) > 1 else None)
-    _, vectors = builder.passage_vectors([record], index.correction)
-    scores = vectors @ query
+    _, rows = vectors.passage_vectors([record], index.correction)
+    scores = rows @ query
     n = int(np.argmax(scores))
     return float(scores[n]), (spans[n] if len(spans) > 1 else None)

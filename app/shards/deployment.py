@@ -19,8 +19,8 @@ from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.index.builder import IndexBuilder
 from app.index.calibration import SearchDepth
+from app.index.dense_lists import LocalDense
 from app.index.live import LiveIndex
-from app.index.search_index import dense_hits
 from app.index.shards import Shard
 from app.store.redis_store import RedisStore
 
@@ -121,8 +121,8 @@ class IndexShard:
         if correction_id != index.correction_id:
             raise ShardBehind(f"{self.shard.name} serves {index.correction_id}, the query is for {correction_id}")
         allowed = index.fields.matching(where) if where is not None else None
-        exact = self.served.builder.exact_vectors(index.correction, index.dense.dim) if index.dense.lossy else None
-        return dense_hits(index, vector, depth, allowed, exact)
+        found = LocalDense(self.served.builder.vectors).search(index, vector, depth, allowed)
+        return found.hits, found.best
 
     def status(self) -> dict:
         """Which shard, where (process and Ray node), and what it holds."""

@@ -9,6 +9,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from app.core.errors import NotReady
+from app.core.tracing import span
+from app.index.dense_lists import DenseList
+from app.index.search_index import SearchIndex
 from app.index.shards import merged
 
 log = logging.getLogger(__name__)
@@ -66,3 +70,17 @@ class ShardedSearch:
                 response.cancel()
                 out.append(None)
         return out
+
+
+class ShardedDense:
+    """Every shard's top-k, merged; 503 when none answers. The shards hold the vectors, so no `stored` here."""
+
+    def __init__(self, shards: ShardedSearch):
+        self.shards = shards
+
+    def search(self, index: SearchIndex, vector: np.ndarray, depth: int, allowed=None, where=None) -> DenseList:
+        with span("index.sharded_search", depth=depth):
+            found = self.shards.search(vector, depth, index.correction_id, where)
+        if len(found.missing) == len(self.shards.handles):
+            raise NotReady("no shard of the index answers; they are restarting", retry_after=5)
+        return DenseList(found.hits, found.best, found.missing)
