@@ -30,10 +30,10 @@ async def get_services(request: Request) -> Services:
     return services
 
 
-async def get_collection_services(request: Request) -> Services | CollectionServices:
-    """The default collection's services, or under /collections/{name}/ the collection `hold_collection` holds."""
+async def get_collection_services(request: Request) -> CollectionServices:
+    """Under /collections/{name}/ the collection `hold_collection` holds, else the default one: the same services."""
     services = getattr(request.state, "collection_services", None)
-    return services if services is not None else await get_services(request)
+    return services if services is not None else (await get_services(request)).collections.default.services
 
 
 # The pattern is published, not checked here: a name that cannot exist is a 404 like one that does not.

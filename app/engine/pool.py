@@ -30,6 +30,7 @@ class EnginePool:
 
     def __init__(self, settings: Settings, default: BatchingEngine):
         self._settings = settings
+        self.default = default  # the service's own backbone: never unloaded
         self.default_key: Key = (settings.backbone, settings.pooling, None)
         self._engines = {self.default_key: default}
         self._used = {self.default_key: time.monotonic()}

@@ -10,13 +10,17 @@ from app.backbones.base import Backbone
 from app.core.config import Settings
 from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
-from app.correction.publication import PublishedFollower, check_compatible, publish, resolve_correction
+from app.correction.publication import check_compatible, publish, resolve_correction
 from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool, engine_for
 from app.index.faiss_index import VectorIndex
+from app.index.live import ServedIndex
 from app.services.collections.fit_jobs import FitJobs
 from app.services.collections.manager import Collections
-from app.services.collections.wiring import open_collection_services
+from app.services.collections.wiring import CollectionServices
+from app.services.documents import DocumentService
+from app.services.embedding import EmbeddingService
+from app.services.search import SearchService
 from app.store.embedded import EmbeddedRedis
 from app.store.redis_store import RedisStore
 
@@ -52,31 +56,18 @@ class Services:
         self.backbone: Backbone = engine.backbone
         self.store = store
         self._embedded = embedded
-        published = PublishedFollower(settings.correction, store, self.backbone)
         correction = Correction(artifact) if artifact else None
-        # The default collection: its documents live under the backbone's fingerprint, as they always have.
-        default = open_collection_services(
-            settings,
-            engine,
-            store,
-            correction,
-            self.backbone.fingerprint,
-            published,
-            search=search,
-            sharded=search and settings.shards > 0,
-        )
-        self.served, self.embedding = default.served, default.embedding
-        self.documents, self.search = default.documents, default.search
         self.shards = None  # the default collection's dense index on Ray Serve shards (CE_SHARDS)
+        dense = None
         if settings.shards and search:
             from app.shards.cluster import ShardedCollection
             from app.shards.fanout import ShardedDense
 
             url = settings.redis_url or embedded.url
             self.shards = ShardedCollection(settings, store, url, self.backbone.fingerprint, self.backbone, correction)
-            self.search.dense = ShardedDense(self.shards.search)
+            dense = ShardedDense(self.shards.search)
         self.engines = EnginePool(settings, engine)
-        self.collections = Collections(settings, store, self.engines, default, search=search)
+        self.collections = Collections(settings, store, self.engines, correction, search=search, dense=dense)
         self.fits = FitJobs(settings)
         self.tunes = FitJobs(settings, what="tune")
 
@@ -104,13 +95,35 @@ class Services:
         self.fits.close()
         self.tunes.close()
         self.collections.close()
-        self.served.close()
         if self.shards is not None:
             self.shards.close()
         self.engines.close()
         self.store.close()
         if self._embedded:
             self._embedded.stop()
+
+    # The default collection's services, named here for the command line, benchmarks and tests: the routes take
+    # them from `collections`, as every collection's.
+
+    @property
+    def default(self) -> CollectionServices:
+        return self.collections.default.services
+
+    @property
+    def served(self) -> ServedIndex:
+        return self.default.served
+
+    @property
+    def embedding(self) -> EmbeddingService:
+        return self.default.embedding
+
+    @property
+    def documents(self) -> DocumentService:
+        return self.default.documents
+
+    @property
+    def search(self) -> SearchService:
+        return self.default.search
 
     @property
     def correction(self) -> Correction | None:

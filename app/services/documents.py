@@ -13,8 +13,8 @@ from app.core.errors import InvalidInput, NotFound
 from app.core.stored_vectors import to_stored
 from app.index.live import ServedIndex
 from app.index.passages import PASSAGE_MARK, PassageSplitter, Spans, spans_json
-from app.services.collection_service import CollectionService
 from app.services.embedding import EmbeddingService
+from app.services.on_collection import OnCollection
 from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
 
@@ -76,7 +76,7 @@ def document_records(
     return records
 
 
-class DocumentService(CollectionService):
+class DocumentService(OnCollection):
     """Writes go to Redis first, in one transaction with their change-log entry, then to the served index."""
 
     def __init__(self, store: RedisStore, served: ServedIndex, embedding: EmbeddingService, split: PassageSplitter):

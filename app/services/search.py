@@ -23,9 +23,9 @@ from app.index.fusion import Candidates, Ranking, explanations, fuse
 from app.index.live import ServedIndex
 from app.index.passages import passage_key, stored_spans
 from app.index.search_index import SearchIndex
-from app.services.collection_service import CollectionService
 from app.services.documents import Document
 from app.services.embedding import EmbeddingService
+from app.services.on_collection import OnCollection
 from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
 
@@ -85,13 +85,20 @@ def ranking_for(settings: Settings, index: SearchIndex, published: dict | None =
     return ranking
 
 
-class SearchService(CollectionService):
+class SearchService(OnCollection):
     """Top-k documents in one index per query, so its correction, its indexes and its ranking agree."""
 
-    def __init__(self, settings: Settings, store: RedisStore, served: ServedIndex, embedding: EmbeddingService):
+    def __init__(
+        self,
+        settings: Settings,
+        store: RedisStore,
+        served: ServedIndex,
+        embedding: EmbeddingService,
+        dense: DenseSource | None = None,
+    ):
         super().__init__(store, served, embedding)
         self.settings = settings
-        self.dense: DenseSource = LocalDense(served.builder.vectors)  # or the shards' (CE_SHARDS)
+        self.dense = dense or LocalDense(served.builder.vectors)  # or the shards' (CE_SHARDS)
         self._tuned: tuple[float, dict | None] = (-float("inf"), None)  # (read at, the ranking tuned over HTTP)
 
     def tuned_ranking(self) -> dict | None:

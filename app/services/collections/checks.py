@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from app.backbones.catalog import missing_runtime
 from app.core.config import Settings
-from app.core.errors import ArtifactError, InvalidInput
+from app.core.errors import ArtifactError, Conflict, InvalidInput
 from app.core.names import Pooling
 from app.correction.artifact import CorrectionArtifact
 from app.correction.publication import load_version, resolve_correction
@@ -105,3 +105,8 @@ def correction_for(
         return load_version(store, engine.backbone, choice)
     except ArtifactError as exc:
         raise InvalidInput(f"correction {choice!r} cannot serve this collection: {exc}") from None
+
+
+def failed_to_load(spec: CollectionSpec) -> Conflict:
+    """What a request to a collection that failed to load is answered, until it is deleted."""
+    return Conflict(f"collection {spec.name!r} failed to load: {spec.error}; delete it and create it again")

@@ -16,12 +16,13 @@ from datetime import UTC, datetime
 
 from app.core.config import Settings
 from app.core.errors import Conflict, InvalidInput, NotFound, NotReady, ServiceError
-from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
+from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
-from app.correction.publication import check_compatible, publish
+from app.correction.publication import PublishedFollower, check_compatible, publish
 from app.engine.pool import EnginePool
+from app.index.dense_lists import DenseSource
 from app.index.snapshot import SnapshotFile
-from app.services.collections.checks import check_encoder, complete, correction_for, search_settings
+from app.services.collections.checks import check_encoder, complete, correction_for, failed_to_load, search_settings
 from app.services.collections.collection import Collection
 from app.services.collections.opening import Opening, Openings
 from app.services.collections.spec import (
@@ -32,9 +33,10 @@ from app.services.collections.spec import (
     READY,
     CollectionFollower,
     CollectionSpec,
+    drop_own_corrections,
     set_correction,
 )
-from app.services.collections.wiring import CollectionServices, open_collection_services
+from app.services.collections.wiring import open_collection_services
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
@@ -49,18 +51,21 @@ class Collections:
     """
 
     def __init__(
-        self, settings: Settings, store: RedisStore, engines: EnginePool, default: CollectionServices, *, search=True
+        self,
+        settings: Settings,
+        store: RedisStore,
+        engines: EnginePool,
+        correction: Correction | None,
+        *,
+        search=True,
+        dense: DenseSource | None = None,
     ):
         self.settings = settings
         self.search = search  # False in a writer (`index`, the CLI): collections open without an index
         self.store = store
         self.specs = store.collections
         self.engines = engines
-        correction = default.served.current.correction
-        spec = CollectionSpec(
-            DEFAULT, settings.backbone, settings.pooling, correction.id if correction else None, settings.index_factory
-        )
-        self.default = Collection(spec, default.embedding.engine, default)
+        self.default = self._open_default(correction, dense)
         self._open: dict[str, Collection] = {}
         self._lock = threading.Lock()
         self.openings: Openings[Collection] = Openings(self._open_one)
@@ -134,6 +139,21 @@ class Collections:
         """The open collection, opened from Redis when another process created it (404 when none did); within
         `wait` seconds (None: however long its backbone takes to load), else 503 with Retry-After."""
         return self.opened(name) or self.openings.wait(name, wait)
+
+    def _open_default(self, correction: Correction | None, dense: DenseSource | None) -> Collection:
+        """The service's own collection, wired as every other: its documents under its backbone's fingerprint, as
+        they always were, its correction the one CE_CORRECTION names (followed as published), its settings the
+        service's; `dense` is its shards' list under CE_SHARDS."""
+        engine, settings = self.engines.default, self.settings
+        published = PublishedFollower(settings.correction, self.store, engine.backbone)
+        key = engine.backbone.fingerprint
+        services = open_collection_services(
+            settings, engine, self.store, correction, key, published, search=self.search, dense=dense
+        )
+        spec = CollectionSpec(
+            DEFAULT, settings.backbone, settings.pooling, correction.id if correction else None, settings.index_factory
+        )
+        return Collection(spec, engine, services)
 
     def _open_one(self, opening: Opening) -> Collection:
         """Open a collection on the opening's thread: its backbone loaded, its spec completed if it was loading."""
@@ -262,29 +282,12 @@ class Collections:
         if collection is not None:
             collection.services.close()
         self.store.drop_collection(collection_key)
-        self._drop_own_corrections(spec)
+        drop_own_corrections(self.store, spec)
         SnapshotFile(self.store, collection_key, self.settings.data_dir / "index").delete()
         log.info("collection %s deleted", name)
-
-    def _drop_own_corrections(self, spec: CollectionSpec) -> None:
-        """Corrections fitted on the collection's documents go with it, unless another collection serves one."""
-        kept = {CollectionSpec.from_bytes(d).correction for d in self.specs.all().values()}
-        for artifact_id in self.store.artifacts.versions(spec.fingerprint):
-            data = self.store.artifacts.get(spec.fingerprint, artifact_id)
-            try:
-                source = CorrectionArtifact.from_bytes(data or b"").corpus.source
-            except ArtifactFormatError:
-                continue
-            if source == spec.collection_key and artifact_id not in kept:
-                self.store.artifacts.delete(spec.fingerprint, artifact_id)
 
     def close(self) -> None:
         with self._lock:
             opened, self._open = list(self._open.values()), {}
-        for collection in opened:
+        for collection in [*opened, self.default]:
             collection.services.close()
-
-
-def failed_to_load(spec: CollectionSpec) -> Conflict:
-    """What a request to a collection that failed to load is answered, until it is deleted."""
-    return Conflict(f"collection {spec.name!r} failed to load: {spec.error}; delete it and create it again")

@@ -8,6 +8,7 @@ import re
 from dataclasses import asdict, dataclass, replace
 
 from app.core.errors import ArtifactError, NotFound
+from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.correction.publication import load_version
 from app.store.collection_store import CollectionStore
@@ -83,6 +84,19 @@ def set_correction(specs: CollectionStore, name: str, artifact_id: str) -> None:
 
     if not specs.update(name, change):
         raise NotFound(f"no collection named {name!r}")
+
+
+def drop_own_corrections(store: RedisStore, spec: CollectionSpec) -> None:
+    """Corrections fitted on a deleted collection's documents go with it, unless another collection serves one."""
+    kept = {CollectionSpec.from_bytes(d).correction for d in store.collections.all().values()}
+    for artifact_id in store.artifacts.versions(spec.fingerprint):
+        data = store.artifacts.get(spec.fingerprint, artifact_id)
+        try:
+            source = CorrectionArtifact.from_bytes(data or b"").corpus.source
+        except ArtifactFormatError:
+            continue
+        if source == spec.collection_key and artifact_id not in kept:
+            store.artifacts.delete(spec.fingerprint, artifact_id)
 
 
 class CollectionFollower:

@@ -9,6 +9,7 @@ from app.correction.pipeline import Correction
 from app.engine.encoder import BatchingEngine
 from app.index.builder import IndexBuilder
 from app.index.calibration import SearchDepth
+from app.index.dense_lists import DenseSource
 from app.index.key_index import SHARDED
 from app.index.lexical import Analyzer, remove_abandoned
 from app.index.live import LiveIndex, PublishedCorrection, ServedIndex
@@ -42,10 +43,11 @@ def open_collection_services(
     published: PublishedCorrection,
     *,
     search: bool = True,
-    sharded: bool = False,
+    dense: DenseSource | None = None,
 ) -> CollectionServices:
     """Open the collection's index (snapshot or store) and build its services; a writer only needs no index, and
-    a sharded collection's server only the keys of its vectors (its shards hold them)."""
+    a sharded collection's server (`dense` its shards' list) only the keys of its vectors."""
+    sharded = dense is not None
     analyzer = Analyzer(settings.lexical_language, settings.lexical_stopwords) if search else None
     work_dir = settings.data_dir / "lexical"
     remove_abandoned(work_dir)
@@ -76,4 +78,5 @@ def open_collection_services(
         served = WriterIndex(builder, correction)
     embedding = EmbeddingService(settings, engine, served)
     documents = DocumentService(store, served, embedding, splitter_for(engine.backbone, settings))
-    return CollectionServices(served, embedding, documents, SearchService(settings, store, served, embedding))
+    search_service = SearchService(settings, store, served, embedding, dense)
+    return CollectionServices(served, embedding, documents, search_service)

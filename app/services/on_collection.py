@@ -7,7 +7,7 @@ from app.services.embedding import EmbeddingService
 from app.store.redis_store import RedisStore
 
 
-class CollectionService:
+class OnCollection:
     """A service on one collection: its documents in the store, its served index, the encoder it uses."""
 
     def __init__(self, store: RedisStore, served: ServedIndex, embedding: EmbeddingService):
