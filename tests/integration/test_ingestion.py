@@ -11,8 +11,8 @@ import sys
 import time
 
 from app.store.redis_store import RedisStore
+from tests.cli.conftest import run_cli
 from tests.conftest import ROOT
-from tests.integration.conftest import run_cli
 
 TOTAL = 40_000
 

@@ -12,8 +12,8 @@ import pytest
 from app.backbones import build_backbone
 from app.core.config import MODELS_DIR, Settings
 from app.correction.publication import find_bundled
+from tests.cli.conftest import run_cli
 from tests.conftest import ROOT, with_graphs
-from tests.integration.conftest import run_cli
 
 pytestmark = pytest.mark.model
 OFFLINE = ["torch", "transformers", "onnx", "sentence_transformers", "sklearn", "matplotlib"]

@@ -9,8 +9,8 @@ import httpx
 from app.core.config import Settings
 from app.services.container import Services
 from app.services.documents import DocumentInput
+from tests.cli.conftest import run_cli
 from tests.conftest import start_server, stop_server
-from tests.integration.conftest import run_cli
 
 
 def drifted_snapshot(env: dict) -> None:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from app.offline.known_items import from_texts, known_items, write_beir
-from tests.integration.conftest import run_cli
+from tests.cli.conftest import run_cli
 
 
 def test_bench_reports_every_figure_against_a_real_server(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from app.correction.publication import read_artifact_file
-from tests.integration.conftest import WORDS, run_cli
+from tests.cli.conftest import WORDS, run_cli
 
 
 def test_collections_from_the_command_line_and_a_fit_on_a_collections_own_documents(env, tmp_path, store):

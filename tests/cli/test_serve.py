@@ -11,8 +11,8 @@ import pytest
 
 from app.core.config import MODELS_DIR
 from app.correction.publication import read_artifact_file
+from tests.cli.conftest import WORDS, run_cli
 from tests.conftest import free_port, server_env, server_log, start_server, stop_server
-from tests.integration.conftest import WORDS, run_cli
 
 
 def test_index_adds_documents_idempotently(env, tmp_path):

@@ -8,8 +8,8 @@ import pytest
 
 from app.core.config import MODELS_DIR
 from app.correction.publication import read_artifact_file
+from tests.cli.conftest import WORDS, run_cli
 from tests.conftest import STS, with_graphs
-from tests.integration.conftest import WORDS, run_cli
 
 
 def test_help_lists_every_command():
