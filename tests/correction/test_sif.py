@@ -11,7 +11,7 @@ from app.correction.pipeline import Correction
 from app.correction.sif import WEIGHTS_KEY, remove_first_component, sif_weights, token_counts
 from app.offline.encoding import corrected_vectors
 from app.offline.fit import fit_from_vectors
-from tests.api.conftest import CORPUS
+from tests.conftest import CORPUS
 
 
 def test_weights_match_a_over_a_plus_p_on_a_toy_corpus():

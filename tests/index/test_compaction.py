@@ -8,7 +8,7 @@ import pytest
 from app.index.compaction import compact
 from app.services.container import Services
 from app.services.documents import DocumentInput
-from tests.api.conftest import CORPUS
+from tests.conftest import CORPUS
 
 
 @pytest.fixture

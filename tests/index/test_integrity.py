@@ -8,7 +8,7 @@ from app.index.integrity import Drift, drift_of
 from app.index.passages import passage_key
 from app.services.container import Services
 from app.services.documents import DocumentInput
-from tests.api.conftest import CORPUS
+from tests.conftest import CORPUS
 
 
 def test_drift_names_missing_and_extra_documents_and_passages():

@@ -14,8 +14,7 @@ from app.core.config import Settings
 from app.correction.publication import write_artifact_file
 from app.offline.fit import fit_artifact
 from app.store.embedded import EmbeddedRedis
-from tests.api.conftest import CORPUS
-from tests.conftest import server_env, start_server, stop_server
+from tests.conftest import CORPUS, server_env, start_server, stop_server
 
 WORDS = "river stone cloud paper window garden silver engine market letter autumn bridge".split()
 

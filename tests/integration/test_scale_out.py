@@ -13,9 +13,8 @@ from app.core.config import Settings
 from app.correction.publication import publish, read_artifact_file
 from app.offline.fit import fit_artifact
 from app.services.documents import document_id
-from tests.api.conftest import CORPUS
 from tests.cli.conftest import run_cli
-from tests.conftest import STS, free_port, server_env, start_server, stop_server
+from tests.conftest import CORPUS, STS, free_port, server_env, start_server, stop_server
 
 
 def test_fit_on_ray_equals_the_single_process_fit(env, tmp_path):

@@ -53,7 +53,7 @@ def test_dimensions_on_a_space_not_ordered_by_variance_is_a_400_that_says_why(ha
     from app.backbones import build_backbone
     from app.correction.publication import write_artifact_file
     from app.offline.fit import fit_artifact
-    from tests.api.conftest import CORPUS
+    from tests.conftest import CORPUS
 
     for bundled in hashing_settings.models_dir.glob("*.npz"):
         bundled.unlink()

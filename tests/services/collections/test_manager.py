@@ -11,8 +11,7 @@ import httpx
 from app.offline.fit import fit_artifact
 from app.services.container import Services
 from app.services.documents import DocumentInput
-from tests.api.conftest import CORPUS
-from tests.conftest import free_port, server_env, start_server, stop_server
+from tests.conftest import CORPUS, free_port, server_env, start_server, stop_server
 
 WORDS = "cat dog bird plane river city park night joy rain sun tree house road car boat".split()
 

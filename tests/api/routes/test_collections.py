@@ -146,7 +146,7 @@ def test_a_fit_started_over_http_runs_in_a_child_process_and_its_correction_is_t
 
 
 def test_metrics_report_each_open_collection(client):
-    from tests.api.test_observability import scrape
+    from tests.api.test_metrics import scrape
 
     assert client.post("/collections", json={"name": "cats", "pooling": "cls"}).status_code == 201
     add(client, "/collections/cats", CATS, "c")

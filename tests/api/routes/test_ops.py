@@ -11,8 +11,8 @@ import pytest
 from app.backbones.hashing import HashingBackbone
 from app.main import create_app
 from app.services.container import Services
-from tests.api.test_http import error_of
 from tests.conftest import serve_app
+from tests.test_main import error_of
 
 
 class Gated(HashingBackbone):

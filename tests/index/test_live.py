@@ -15,7 +15,7 @@ from app.index import factories
 from app.offline.fit import fit_artifact
 from app.services.container import Services
 from app.services.documents import DocumentInput
-from tests.api.conftest import CORPUS
+from tests.conftest import CORPUS
 
 
 def wait_until(condition, timeout=10.0):

@@ -8,8 +8,8 @@ import pytest
 
 from app.services.container import Services
 from app.services.documents import DocumentInput
-from tests.api.conftest import CORPUS
-from tests.integration.test_search_lifecycle import crash, wait_until
+from tests.conftest import CORPUS
+from tests.index.test_live import crash, wait_until
 
 FILLER = " ".join(f"Sentence number {n} talks about nothing in particular." for n in range(12))  # ~96 words
 

@@ -15,9 +15,8 @@ from app.backbones import build_backbone
 from app.core.config import Settings
 from app.correction.publication import write_artifact_file
 from app.offline.fit import fit_artifact
-from tests.api.conftest import CORPUS
-from tests.conftest import free_port, server_env, server_log, start_server, stop_server
-from tests.shards.test_ray_shards import until
+from tests.conftest import CORPUS, free_port, server_env, server_log, start_server, stop_server
+from tests.shards.test_deployment import until
 
 pytest.importorskip("ray.serve")
 

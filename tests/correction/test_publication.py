@@ -13,8 +13,7 @@ from app.correction.search_space import raw_space
 from app.main import create_app
 from app.offline.encoding import corrected_vectors
 from app.offline.fit import fit_artifact
-from tests.api.conftest import CORPUS
-from tests.conftest import serve_app
+from tests.conftest import CORPUS, serve_app
 
 DOCS = ["the cat sleeps in the park", "the plane flies over the city", "a child reads with joy at night"]
 
