@@ -6,7 +6,6 @@ import pytest
 from app.correction.pipeline import l2_normalize
 from app.index import VectorIndex, factories
 from app.index.factories import ivf_lists, resolve_factory, training_minimum
-from app.index.filters import FieldIndex, FilterError
 
 KINDS = ["Flat", "IVF8,Flat", "HNSW16"]
 
@@ -126,25 +125,6 @@ def test_state_round_trip_serves_the_same_results(factory):
     again.upsert(["new"], -x[:1])  # a vector no other is near; labels continue after the restored ones
     assert again.search(-x[:1], 1)[0][0][0] == "new" and len(again) == 300
     assert again.search(x[:1], 1)[0][0][0] == "d0"
-
-
-def test_fields_match_exact_values_and_follow_updates():
-    fields = FieldIndex()
-    fields.upsert("a", {"lang": "en", "year": 2020, "tags": ["x"]})
-    fields.upsert("b", {"lang": "en", "year": 2021.0})
-    fields.upsert("c", {"lang": "fr", "flag": True})
-    assert fields.matching({"lang": "en"}) == {"a", "b"}
-    assert fields.matching({"lang": "en", "year": 2021}) == {"b"}
-    assert fields.matching({"flag": 1}) == set()  # True is not 1
-    fields.upsert("a", {"lang": "de"})
-    assert fields.matching({"lang": "en"}) == {"b"} and fields.matching({"year": 2020}) == set()
-    fields.remove("b")
-    assert fields.matching({"lang": "en"}) == set()
-    assert FieldIndex.from_state(fields.state()).matching({"lang": "de"}) == {"a"}
-    with pytest.raises(FilterError, match="only strings"):
-        fields.matching({"tags": ["x"]})
-    with pytest.raises(FilterError, match="empty filter"):
-        fields.matching({})
 
 
 @pytest.mark.parametrize("factory", ["Flat", "IVF8,Flat"])
