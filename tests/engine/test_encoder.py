@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from app.backbones.hashing import HashingBackbone
-from app.backbones.huggingface import length_batches
 from app.core.errors import NotReady, Overloaded, RequestTimeout
 from app.engine.encoder import RELEASE_AFTER_TEXTS, BatchingEngine
 
@@ -184,16 +183,6 @@ def test_an_encoding_failure_reaches_the_caller_and_the_worker_survives():
         assert engine.encode(["fine"]).shape == (1, 8)
     finally:
         engine.close()
-
-
-def test_length_batches_respect_count_and_token_budget():
-    lengths = [5, 100, 7, 60, 6, 100, 8, 9]
-    batches = length_batches(lengths, max_texts=3, max_tokens=200)
-    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
-    for batch in batches:
-        assert len(batch) <= 3 and len(batch) * max(lengths[i] for i in batch) <= 200
-        assert [lengths[i] for i in batch] == sorted(lengths[i] for i in batch)
-    assert length_batches([500], max_texts=4, max_tokens=100) == [[0]]  # one text over budget goes alone
 
 
 def test_a_round_never_mixes_poolings():
