@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from app.offline.known_items import from_texts, known_items, write_beir
 from tests.cli.conftest import run_cli
 
 
@@ -81,17 +80,3 @@ def test_bench_collections_reports_memory_of_one_two_and_three_collections(tmp_p
     assert result["documents_each"] == 100 and result["one_collection_mb"] > 0
     assert 0.9 < result["two_sharing_one_backbone_ratio"] < 1.3  # one encoder for both: only an index more
     assert result["plus_one_on_cls_mb"] >= 0.9 * result["two_sharing_one_backbone_mb"]
-
-
-def test_bench_tune_posts_a_judged_collection_and_prints_the_published_choice(tmp_path):
-    fruits, colours = "apples pears plums figs dates limes".split(), "red green blue gold".split()
-    texts = [f"entry {i} lists {fruits[i % 6]} and {colours[i // 6]}" for i in range(24)]
-    folder = write_beir(known_items(from_texts(texts), identifiers=12, rare=0, seed=1), tmp_path / "known")
-    env = {"CE_BACKBONE": "hashing", "CE_MODELS_DIR": str(tmp_path / "models")}
-    r = run_cli("bench-tune", "--data", str(folder), "--json", env=env)
-    assert r.returncode == 0, r.stderr
-    result = json.loads(r.stdout.strip().splitlines()[-1])
-    assert result["state"] == "done" and result["judgments"] == 12
-    assert result["queries"]["tuning"] + result["queries"]["held_out"] == 12
-    held = result["held_out"]
-    assert result["published"] == (held["chosen"]["ndcg_at_10"] >= held["default"]["ndcg_at_10"])

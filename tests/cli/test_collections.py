@@ -44,24 +44,3 @@ def test_collections_from_the_command_line_and_a_fit_on_a_collections_own_docume
     assert run_cli("collections", "delete", "notes", env=env).returncode == 0
     assert list(listed()) == ["default"]
     assert store.artifacts.get(artifact.backbone.fingerprint, fitted) is None  # its own corrections went with it
-
-
-def test_spaces_draws_a_collections_documents_coloured_by_a_metadata_field(env, tmp_path):
-    docs = tmp_path / "docs.jsonl"
-    rows = [
-        {"id": f"d{i}", "text": f"the {a} near the {b}", "metadata": {"topic": a} if i % 5 else {}}
-        for i, (a, b) in enumerate((a, b) for a in WORDS[:4] for b in WORDS)
-    ]
-    docs.write_text("\n".join(map(json.dumps, rows)))
-    assert run_cli("index", "--corpus", str(docs), env=env).returncode == 0
-    r = run_cli("spaces", "--color-by", "topic", "--sample", "50", env=env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    picture = tmp_path / "data" / "report" / "documents-default.png"
-    assert r.stdout.strip() == str(picture) and picture.read_bytes()[:4] == b"\x89PNG"
-    missing = run_cli("spaces", "--color-by", "author", env=env)
-    assert missing.returncode == 2 and "no document of 'default' has a metadata field 'author'" in missing.stderr
-    unknown = run_cli("spaces", "--color-by", "topic", "--collection", "notes", env=env)
-    assert unknown.returncode == 2 and "no collection named 'notes'" in unknown.stderr
-    assert run_cli("collections", "create", "notes", env=env).returncode == 0
-    empty = run_cli("spaces", "--color-by", "topic", "--collection", "notes", env=env)
-    assert empty.returncode == 2 and "holds 0 documents" in empty.stderr

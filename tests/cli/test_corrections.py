@@ -1,4 +1,4 @@
-"""The offline commands as a user runs them: fit, eval, isotropy, report, compare, eval-search."""
+"""The correction commands as a user runs them: fit, eval and isotropy."""
 
 from __future__ import annotations
 
@@ -81,61 +81,6 @@ def test_isotropy_prints_raw_and_corrected(env, corpus, tmp_path):
     assert r.returncode == 3 and "--artifact" in r.stderr
 
 
-def test_report_writes_the_table_and_plots(env, corpus, graded_pairs, tmp_path):
-    out = tmp_path / "report"
-    args = ["--fit-corpus", str(corpus), "--test-pairs", str(graded_pairs), "--tune-pairs", str(graded_pairs)]
-    r = run_cli("report", "--out", str(out), "--pooling", "mean", "--pooling", "cls", *args, env=env)
-    assert r.returncode == 0, r.stderr
-    md = (out / "report.md").read_text()
-    lines = [line.strip("|").split("|") for line in md.splitlines() if line.startswith(("| mean |", "| cls |"))]
-    rows = ["|" + "|".join(cells) + "|" for cells in lines if len(cells) == 6]  # pooling and five methods
-    assert len(rows) == 2
-    # Alignment and uniformity on the test pairs, raw and corrected, for each pooling; and their picture.
-    geometry = {(c[0].strip(), c[1].strip()): (float(c[2]), float(c[3])) for c in lines if len(c) == 4}
-    assert set(geometry) == {(p, s) for p in ("mean", "cls") for s in ("raw", "corrected")}
-    # Gold 4 is an identical sentence here: perfectly aligned; the raw space is the one `eval` measures too.
-    assert all(alignment == 0.0 and -4.0 < uniformity < 0.0 for alignment, uniformity in geometry.values())
-    evaluated = run_cli("eval", "--pairs", str(graded_pairs), "--pooling", "mean", "--json", env=env)
-    assert json.loads(evaluated.stdout.splitlines()[-1])["raw_uniformity"] == pytest.approx(
-        geometry["mean", "raw"][1], abs=5e-4
-    )
-    scores = [float(cell.split()[0]) for cell in rows[0].strip("|").split("|")[1:]]
-    assert len(scores) == 5 and len(set(scores)) > 1  # the methods really differ on graded pairs
-    for name in (
-        "spectrum-mean.png",
-        "cosines-mean.png",
-        "spaces-mean.png",
-        "geometry-mean.png",
-        "spectrum-cls.png",
-        "cosines-cls.png",
-        "spaces-cls.png",
-        "geometry-cls.png",
-    ):
-        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"]({name})" in md
-    assert "IsoScore" in md
-    r = run_cli("report", "--out", str(out), "--pooling", "max", *args, env=env)
-    assert r.returncode == 2 and "unknown pooling 'max'" in r.stderr
-
-
-def test_compare_tables_every_method_and_sif_only_where_it_applies(env, corpus, graded_pairs):
-    args = ["--fit-corpus", str(corpus), "--test-pairs", str(graded_pairs), "--tune-pairs", str(graded_pairs)]
-    r = run_cli("compare", "--pooling", "mean", "--pooling", "cls", "--flow-seconds", "5", *args, "--json", env=env)
-    assert r.returncode == 0, r.stderr
-    rows = json.loads(r.stdout)["rows"]
-    methods = {(row["pooling"], row["method"]) for row in rows}
-    assert {("mean", m) for m in ("none", "center", "abtt", "whitening", "flow", "sif")} <= methods
-    assert ("cls", "flow") in methods and ("cls", "sif") not in methods  # SIF reweights an average: not CLS
-    assert all(row["fit_seconds"] >= 0 and row["apply_ms_per_1000"] > 0 and row["dim"] > 0 for row in rows)
-    none, sif = (next(row for row in rows if row["pooling"] == "mean" and row["method"] == m) for m in ("none", "sif"))
-    assert sif["spearman"] != none["spearman"]
-    table = run_cli("compare", "--pooling", "embedding_avg", "--flow-seconds", "5", *args, env=env).stdout
-    assert table.startswith("| method | embedding_avg | fit s | apply ms / 1k |") and "| sif (a=0.001) |" in table
-    only = run_cli("compare", "--pooling", "cls", "--method", "none", "--method", "sif", *args, "--json", env=env)
-    assert [row["method"] for row in json.loads(only.stdout)["rows"]] == ["none"]  # no SIF for CLS
-    r = run_cli("compare", "--method", "pca", *args, env=env)
-    assert r.returncode == 2 and "unknown method 'pca'" in r.stderr
-
-
 @pytest.mark.parametrize("method", ["flow", "sif"])
 def test_fit_and_eval_with_the_literatures_other_corrections(env, corpus, graded_pairs, tmp_path, method):
     r = run_cli(
@@ -197,75 +142,3 @@ def test_make_models_reproduces_the_default_backbones_bundled_correction(tmp_pat
     assert (
         read_artifact_file(out).id == read_artifact_file(MODELS_DIR / "all-MiniLM-L6-v2" / "onnx-int8" / "mean.npz").id
     )
-
-
-def test_eval_search_scores_a_tiny_collection_and_reuses_its_cache(env, tmp_path):
-    from tests.offline.test_retrieval import write_collection
-
-    docs = [
-        {"_id": str(i), "title": "", "text": f"the {w} {v} at night"}
-        for i, (w, v) in enumerate(
-            [("cat", "sleeps"), ("dog", "runs"), ("plane", "flies"), ("river", "sings"), ("child", "reads")]
-        )
-    ]
-    queries = [{"_id": "q0", "text": "cat sleeps"}, {"_id": "q1", "text": "plane flies"}]
-    folder = write_collection(tmp_path / "tiny", docs, queries, [("q0", "0", 1), ("q1", "2", 2)])
-    runs = [run_cli("eval-search", "--data", str(folder), "--correction", "none", "--json", env=env) for _ in range(2)]
-    assert all(r.returncode == 0 for r in runs), runs[0].stderr[-2000:]
-    result = json.loads(runs[0].stdout.strip().splitlines()[-1])
-    assert (result["n_queries"], result["n_docs"], result["correction"]) == (2, 5, None)
-    # each query's one relevant document shares its words: ranked first, raw and (no correction) corrected
-    assert result["raw_ndcg_at_10"] == result["ndcg_at_10"] == 100.0 and result["ndcg_at_10_change_95"] == [0, 0]
-    assert result["raw_recall_at_100"] == result["index_recall_at_100"] == 100.0
-    assert json.loads(runs[1].stdout.strip().splitlines()[-1]) == result
-    assert len(list((tmp_path / "data" / "cache" / "retrieval").glob("*.npy"))) == 2  # documents, queries: once
-    r = run_cli("eval-search", "--data", str(tmp_path), env=env)
-    assert r.returncode == 2 and "corpus.jsonl" in r.stderr
-    # Fitted now, its search space chosen on the same judgments: raw already ranks perfectly, so the rule keeps raw.
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n".join(f"the {a} {b} at {c}" for a in "abcdefgh" for b in "ijklmnop" for c in "qrstu"))
-    r = run_cli(
-        "eval-search",
-        "--data",
-        str(folder),
-        "--correction",
-        "fit",
-        "--method",
-        "whitening",
-        "--alpha",
-        "0.5",
-        "--fit-corpus",
-        str(corpus),
-        "--tune-qrels",
-        str(folder),
-        "--json",
-        env=env,
-    )
-    assert r.returncode == 0, r.stderr[-2000:]
-    fitted = json.loads(r.stdout.strip().splitlines()[-1])
-    assert fitted["correction"].startswith("whitening-") and fitted["space"] == "search"
-    space = fitted["search_space"]
-    assert (space["method"], space["shared_with_similarity"], space["tuned_on"]) == ("none", False, "tiny")
-    assert space["raw"]["ndcg_at_10"] == [100.0] and fitted["ndcg_at_10"] == fitted["raw_ndcg_at_10"] == 100.0
-    out = tmp_path / "tuned.npz"
-    r = run_cli(
-        "fit",
-        "--corpus",
-        str(corpus),
-        "--method",
-        "whitening",
-        "--alpha",
-        "0.5",
-        "--tune-qrels",
-        str(folder),
-        "--out",
-        str(out),
-        env=env,
-    )
-    assert r.returncode == 0, r.stderr[-2000:]
-    search = read_artifact_file(out).extra["search"]
-    ranking = ("ranking", "ranking_selection")  # fit also chooses the ranking on the judgments
-    chosen_space = {k: v for k, v in search.items() if k not in ranking}
-    assert chosen_space == {k: v for k, v in space.items() if k != "correction"}
-    assert search["ranking"]["mode"] == "dense" and search["ranking_selection"]["tuned_on"] == "tiny"  # nothing to gain
-    assert search["ranking_selection"]["candidates"] == 25  # 23 rankings and 2 of them with feedback

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from app.correction.pipeline import l2_normalize
-from app.index import VectorIndex, factories
-from app.index.factories import ivf_lists, resolve_factory, training_minimum
+from app.index import VectorIndex
+from app.index.factories import training_minimum
 
 KINDS = ["Flat", "IVF8,Flat", "HNSW16"]
 
@@ -85,32 +85,6 @@ def test_an_index_that_cannot_delete_in_place_uses_tombstones_and_asks_for_a_reb
     assert index.dead == 30 and len(index) == 70
     assert "tombstones" in index.rebuild_reason()
     assert all(int(h[0][1:]) >= 30 for h in index.search(x[:5], 20)[0])
-
-
-def test_auto_is_exact_while_small_and_ivf_beyond_the_limit(monkeypatch):
-    assert resolve_factory("auto", 10, 384) == "Flat"
-    assert resolve_factory("HNSW32", 10, 384) == "HNSW32"
-    assert resolve_factory("auto", 1_000_000, 384) == "IVF4096,Flat" and ivf_lists(1_000_000) == 4096
-    monkeypatch.setattr(factories, "EXACT_LIMIT", 1000)
-    x = clustered(3000)
-    small = VectorIndex.build(32, [f"d{i}" for i in range(500)], x[:500])
-    assert small.factory == "Flat" and small.rebuild_reason() is None
-    small.upsert([f"d{i}" for i in range(500, 3000)], x[500:])
-    assert "exact-search limit" in small.rebuild_reason()
-    big = VectorIndex.build(32, [f"d{i}" for i in range(3000)], x)
-    assert big.factory.startswith("IVF") and big.rebuild_reason() is None
-
-
-@pytest.mark.parametrize("factory", ["IVF64,Flat", "HNSW16"])
-def test_calibration_reaches_the_recall_target_on_new_queries(factory):
-    x = clustered(6000, seed=1)
-    index = VectorIndex.build(32, [f"d{i}" for i in range(6000)], x, factory=factory, recall=0.9)
-    assert index.params  # nprobe or efSearch was chosen, not left at FAISS's default
-    queries = clustered(200, seed=2)
-    truth = np.argsort(-(queries @ x.T), axis=1)[:, :10]
-    found = index.search(queries, 10)
-    recall = np.mean([len({f"d{j}" for j in t} & {h[0] for h in f}) / 10 for t, f in zip(truth, found, strict=True)])
-    assert recall >= 0.9
 
 
 @pytest.mark.parametrize("factory", KINDS)

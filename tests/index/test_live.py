@@ -6,9 +6,7 @@ import threading
 import time
 
 import numpy as np
-import pytest
 
-from app.backbones import build_backbone
 from app.core.stored_vectors import from_stored, to_stored
 from app.correction.pipeline import Correction, project
 from app.index import factories
@@ -33,17 +31,6 @@ def crash(service: Services) -> None:
     live._follower.join()
     service.engine.close()
     service.store.close()
-
-
-@pytest.fixture
-def settings(make_settings):
-    """No bundled artifact (models_dir is empty), so `auto` starts uncorrected and follows Redis."""
-    return make_settings(backbone="hashing", follow_interval=0.05, max_texts=256)
-
-
-@pytest.fixture
-def backbone(settings):
-    return build_backbone(settings)
 
 
 def fitted(backbone, alpha, dim):
@@ -154,42 +141,6 @@ def test_every_acknowledged_write_survives_a_crash_with_or_without_a_snapshot(se
         again.close()
 
 
-def test_a_snapshot_that_does_not_match_is_rebuilt_not_served(settings, backbone, store):
-    service = Services.from_settings(settings)
-    service.documents.add(docs(40))
-    service.close()  # writes the snapshot
-    snapshot = service.served.snapshots.path
-    assert snapshot.exists()
-
-    # Another correction is current now: the snapshot's vectors live in the old space.
-    artifact = fitted(backbone, 0.5, 8)
-    with_correction = settings
-    from app.correction.publication import publish
-
-    publish(store, artifact)
-    other = Services.from_settings(with_correction)
-    try:
-        opened = other.info()["index"]["opened"]
-        assert opened["from"] == "store" and "serving " + artifact.id in opened["snapshot_refused"]
-        assert other.index.dim == 8 and len(other.index) == 40
-    finally:
-        other.close()
-
-    snapshot.write_bytes(snapshot.read_bytes()[:-100])  # truncated on disk
-    again = Services.from_settings(with_correction)
-    try:
-        assert again.info()["index"]["opened"]["from"] == "store" and len(again.index) == 40
-    finally:
-        again.close()
-
-    store.client.delete(f"{store.prefix}:store-id")  # as if Redis had been replaced by another dataset
-    fresh = Services.from_settings(with_correction)
-    try:
-        assert "another Redis dataset" in fresh.info()["index"]["opened"]["snapshot_refused"]
-    finally:
-        fresh.close()
-
-
 def test_auto_moves_to_an_approximate_index_when_it_grows(settings, monkeypatch):
     monkeypatch.setattr(factories, "EXACT_LIMIT", 100)
     service = Services.from_settings(settings)
@@ -232,34 +183,3 @@ def test_a_corrupt_or_foreign_artifact_is_refused_and_the_last_good_one_keeps_se
         assert again.correction.id == good.id and len(again.index) == 10
     finally:
         again.close()
-
-
-def test_writers_snapshotting_at_once_each_use_their_own_temporary_file(settings):
-    """The follower, a rebuild and shutdown may all write the snapshot; no writer may rename another's file."""
-    services = Services.from_settings(settings)
-    try:
-        services.documents.add([DocumentInput(id=f"d{i}", text=t) for i, t in enumerate(CORPUS[:20])])
-        snapshots = services.served.snapshots
-        errors = []
-
-        def write_many():
-            try:
-                for _ in range(30):
-                    with services.served.writing() as space:
-                        data, state = snapshots.capture(space)
-                    snapshots.write(data, state)
-            except Exception as exc:  # collected: the assertion below names it
-                errors.append(exc)
-
-        writers = [threading.Thread(target=write_many) for _ in range(3)]
-        for w in writers:
-            w.start()
-        for w in writers:
-            w.join()
-        assert errors == []
-        assert not list(snapshots.path.parent.glob("*.tmp"))
-        loaded = snapshots.load(services.correction, services.served.builder)
-        assert len(loaded.dense) == 20 and len(loaded.lexical) == 20
-        loaded.close()
-    finally:
-        services.close()

@@ -4,9 +4,8 @@ exactly from the stored vectors at a calibrated depth, which a collection may se
 import faiss
 import numpy as np
 
-from app.index import VectorIndex, factories
+from app.index import VectorIndex
 from app.index.calibration import RERANK_DEPTHS, SearchDepth
-from app.index.factories import compressed_factory, ivf_lists, resolve_factory
 from tests.index.test_faiss_index import clustered
 
 FACTORY = "IVF16,PQ8x4fs"  # 32 dims in 8 codes of 4 bits: 4 bytes a vector
@@ -28,21 +27,6 @@ def stored(x):
         return out
 
     return vectors
-
-
-def test_auto_keeps_codes_past_the_limit_and_an_index_of_full_vectors_asks_to_be_rebuilt(monkeypatch):
-    assert resolve_factory("auto", 2_000_000, 384) == "IVF4096,Flat"
-    assert resolve_factory("auto", 10_000_000, 384) == "IVF4096,PQ96x4fs" == compressed_factory(384, 10_000_000)
-    assert compressed_factory(30, 10_000_000) == "IVF4096,SQ8"  # no 4-dim split: 8-bit scalar codes
-    assert factories.lossy("IVF4096,PQ96x4fs") and factories.lossy("IVF64,SQ8") and not factories.lossy("HNSW32")
-    monkeypatch.setattr(factories, "EXACT_LIMIT", 1000)
-    monkeypatch.setattr(factories, "COMPRESS_LIMIT", 3000)
-    x = clustered(4000)
-    index = VectorIndex.build(32, [f"d{i}" for i in range(2500)], x[:2500])
-    assert index.factory == "IVF64,Flat" and not index.lossy and index.rebuild_reason() is None
-    index.upsert([f"d{i}" for i in range(2500, 4000)], x[2500:])
-    assert "compressed from here" in index.rebuild_reason()
-    assert VectorIndex.build(32, [f"d{i}" for i in range(4000)], x).factory == f"IVF{ivf_lists(4000)},PQ8x4fs"
 
 
 def test_candidates_are_re_scored_exactly_and_the_re_rank_lifts_recall():
@@ -87,27 +71,3 @@ def test_a_collections_depth_overrides_the_calibrated_one_and_survives_a_snapsho
     assert deep.params == index.params and deep.searched_with == {"nprobe": 16, "rerank": 400}
     found = deep.search(x[:50], 10, exact=stored(x))
     assert all(hits[0][0] == f"d{i}" for i, hits in enumerate(found))  # every list probed, 400 re-scored: exact
-
-
-def test_a_build_from_chunks_past_the_sample_holds_one_chunk_and_finds_what_one_from_memory_finds(monkeypatch):
-    from app.index import streaming
-
-    monkeypatch.setattr(streaming, "TRAIN_SAMPLE", 2000)
-    x = clustered(8000, seed=3)
-    keys = [f"d{i}" for i in range(len(x))]
-    filling = streaming.ChunkedBuild(32, len(x), factory=FACTORY, recall=0.95)
-    for start in range(0, len(x), 500):
-        filling.add(keys[start : start + 500], x[start : start + 500])
-        assert sum(len(v) for v in filling._held) < 2000  # past the sample, nothing is held
-    index = filling.finish(stored(x))
-    assert len(index) == 8000 and index.params["rerank"] in RERANK_DEPTHS and index.trained_size == 8000
-    queries = clustered(100, seed=4)
-    truth = faiss.knn(queries, x, 10, metric=faiss.METRIC_INNER_PRODUCT)[1]
-    found = index.search(queries, 10, exact=stored(x))
-    recall = np.mean(
-        [len({int(k[1:]) for k, _ in h} & set(t)) / 10 for h, t in zip(found, truth.tolist(), strict=True)]
-    )
-    assert recall >= 0.95
-    small = streaming.ChunkedBuild(32, 1500, factory="Flat")
-    small.add(keys[:1500], x[:1500])
-    assert small.finish().search(x[:1], 1)[0][0][0] == "d0"  # under the sample: built from memory, as before
