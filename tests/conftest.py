@@ -115,6 +115,14 @@ def until_loaded(client: httpx.Client, name: str, timeout: float = 300.0) -> dic
         time.sleep(0.2)
 
 
+def error_of(response, status):
+    """The error object of an answer with this status, in the one shape every 4xx and 5xx uses."""
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"} and {"type", "message"} <= set(body["error"])
+    return body["error"]
+
+
 def server_log(proc: subprocess.Popen) -> str:
     """What the server wrote to stderr so far (a file, so that a chatty server never blocks on a pipe)."""
     proc.log.seek(0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_main import error_of
+from tests.conftest import error_of
 
 LONE = '"a \\ud800 b"'  # JSON's escape of a lone surrogate: valid JSON, not Unicode text
 

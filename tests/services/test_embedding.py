@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 
 from app.main import create_app
-from tests.conftest import serve_app
-from tests.test_main import error_of
+from tests.conftest import error_of, serve_app
 
 LONG = " ".join(f"Sentence {i} is about rivers, gardens and the quiet city at night." for i in range(300))[:20_000]
 

@@ -11,8 +11,7 @@ import pytest
 from app.backbones.hashing import HashingBackbone
 from app.main import create_app
 from app.services.container import Services
-from tests.conftest import serve_app
-from tests.test_main import error_of
+from tests.conftest import error_of, serve_app
 
 
 class Gated(HashingBackbone):
@@ -110,3 +109,28 @@ def test_tokenizing_long_texts_does_not_hold_up_the_event_loop(make_settings):
     finally:
         backbone.release.set()
         services.close()
+
+
+def test_health_ready_info(client):
+    assert client.get("/health").json() == {"status": "ok"}
+    ready = client.get("/ready")
+    assert ready.status_code == 200 and ready.json()["ready"] is True
+    info = client.get("/info").json()
+    assert info["backbone"]["name"] == "hashing" and info["dim"] == 8
+    assert info["correction"]["method"] == "whitening" and info["correction"]["params"]["alpha"] == 0.5
+    assert info["correction"]["corpus"]["size"] == 150 and info["index"]["correction"] == info["correction"]["id"]
+    assert info["limits"] == {
+        "max_texts": 8,
+        "max_text_chars": 200,
+        "max_tokens": 256,
+        "max_body_bytes": 8_000_000,
+        "max_k": 20,
+        "max_queue_texts": 2048,
+        "max_request_tokens": 262_144,
+        "max_fits": 1,
+        "max_items": 4096,
+        "max_filter_keys": 32,
+        "max_metadata_keys": 64,
+        "max_metadata_depth": 4,
+        "max_metadata_bytes": 16_384,
+    }

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+from tests.conftest import error_of
+
 DOCS = [
     {"id": "heron", "text": "a grey heron waits by the river", "metadata": {"kind": "bird"}},
     {"id": "cat", "text": "the cat sleeps in the park", "metadata": {"kind": "pet"}},
@@ -55,3 +59,44 @@ def test_a_collection_keeps_its_own_ranking_and_lexical_settings(client):
     bad = client.post("/collections", json={"name": "bad", "lexical_language": "klingon"})
     assert bad.status_code == 422
     assert client.delete("/collections/plain").status_code == 204
+
+
+def test_search_filters_on_metadata_and_drops_scores_below_the_threshold(client):
+    docs = [
+        {"id": f"{lang}-{i}", "text": text, "metadata": {"lang": lang, "n": i}}
+        for lang in ("en", "fr")
+        for i, text in enumerate(["the cat sleeps", "a dog runs at night", "the river sings quietly"])
+    ]
+    assert client.post("/documents", json={"documents": docs[:4]}).status_code == 201
+    assert client.post("/documents", json={"documents": docs[4:]}).status_code == 201
+    q = "the cat sleeps"
+    everything = client.get("/search", params={"q": q, "k": 20}).json()["results"]
+    assert len(everything) == 6
+    french = client.get("/search", params={"q": q, "filter": '{"lang": "fr"}'}).json()["results"]
+    assert {h["id"] for h in french} == {"fr-0", "fr-1", "fr-2"} and french[0]["id"] == "fr-0"
+    both = client.post("/search", json={"q": q, "filter": {"lang": "en", "n": 1}}).json()["results"]
+    assert [h["id"] for h in both] == ["en-1"]
+    cut = sorted(h["score"] for h in everything)[-3]  # keeps the best three, and any tied with the third
+    kept = client.post("/search", json={"q": q, "k": 20, "score_threshold": cut}).json()["results"]
+    assert {h["id"] for h in kept} == {h["id"] for h in everything if h["score"] >= cut}
+    assert 3 <= len(kept) < len(everything) and all(h["score"] >= cut for h in kept)
+    assert client.post("/search", json={"q": q, "filter": {"lang": "de"}}).json()["results"] == []
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"q": "x", "filter": "not json"},
+        {"q": "x", "filter": "[1, 2]"},
+        {"q": "x", "filter": '{"tags": ["a"]}'},
+        {"q": "x", "filter": "{}"},
+        {"q": "x", "score_threshold": 1.5},
+    ],
+)
+def test_bad_filters_and_thresholds_are_422(client, params):
+    assert "message" in error_of(client.get("/search", params=params), 422)
+
+
+@pytest.mark.parametrize("params", [{"q": "x", "k": 0}, {"q": "x", "k": 21}, {"q": "x", "k": "ten"}, {"q": "  "}, {}])
+def test_bad_search_parameters(client, params):
+    error_of(client.get("/search", params=params), 422)
