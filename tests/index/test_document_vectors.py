@@ -6,14 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from app.backbones.hashing import HashingBackbone
-from app.correction import Correction
 from app.correction.pipeline import l2_normalize
-from app.index.dense_lists import LocalDense
 from app.index.document_vectors import DocumentVectors
-from app.index.faiss_index import VectorIndex
-from app.index.filters import FieldIndex
 from app.index.passages import passage_key
-from app.index.search_index import SearchIndex
 from app.services.documents import DocumentInput, document_records
 
 BACKBONE = HashingBackbone(dim=8)
@@ -43,17 +38,3 @@ def test_passages_are_keyed_and_decoded_and_read_back_by_key(store):
     np.testing.assert_allclose(vectors.first_vectors(records), raw[[0, 2]])
     assert vectors.indexed(records, None)[0] == keys
     assert DocumentVectors(store, "c", 8, keys_only=True).indexed(records, None) == (keys, None)
-
-
-def test_in_a_corrections_space_and_through_the_local_dense_source(store, artifact_factory):
-    records = stored_docs(store)
-    raw = BACKBONE.encode([f"word {i} and more" for i in range(40)])
-    correction = Correction(artifact_factory(raw, fingerprint=BACKBONE.fingerprint))
-    vectors = DocumentVectors(store, "c", 8)
-    keys, mapped = vectors.passage_vectors(records, correction)
-    np.testing.assert_allclose(mapped, correction.search.apply(vectors.passages(records)[2]), atol=1e-5)
-    dense = VectorIndex(correction.search.dim, "Flat", correction_id=correction.id)
-    dense.upsert(keys, mapped)
-    index = SearchIndex(correction, dense, FieldIndex(), passages={"two": 2})
-    found = LocalDense(vectors).search(index, mapped[2:3], 2)
-    assert [d for d, _ in found.hits][0] == "one" and found.missing == [] and found.stored is not None
