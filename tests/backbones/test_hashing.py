@@ -25,3 +25,10 @@ def test_tokens_counts_and_the_window():
     weights[backbone.token_ids(["two"])[0][0]] = 1.0  # SIF's table: only "two" counts
     np.testing.assert_allclose(backbone.encode(["one two"], weights), backbone.encode(["three two"], weights))
     assert not np.allclose(backbone.encode(["one two"]), backbone.encode(["three two"]))
+
+
+def test_hashing_backbone_is_deterministic_and_word_based():
+    b = HashingBackbone(dim=16)
+    v = b.encode(["Red house", "red HOUSE", "blue tree"])
+    np.testing.assert_array_equal(v[0], v[1])
+    assert not np.allclose(v[0], v[2])

@@ -37,14 +37,6 @@ def test_x_to_z_to_x_within_1e_4(trained):
     np.testing.assert_allclose(back, x[:500], atol=1e-4)
 
 
-def test_held_out_likelihood_rises_to_that_of_the_true_gaussian(trained):
-    x, cov, _, history = trained
-    assert max(history) > history[0] + 0.1  # actnorm starts it near; the couplings and mixing do the rest
-    d = x.shape[1]
-    best_possible = -0.5 * math.log(2 * math.pi * math.e) - 0.5 * np.linalg.slogdet(cov)[1] / d
-    assert max(history) == pytest.approx(best_possible, abs=0.05)  # nats per dimension
-
-
 def test_the_output_is_close_to_standard_normal(trained):
     x, _, flow, _ = trained
     z = flow.forward(x)
@@ -79,10 +71,9 @@ def test_a_flow_artifact_round_trips_and_its_weights_are_checksummed():
         CorrectionArtifact.from_bytes(buf.getvalue())
 
 
-def test_from_the_whitening_start_the_couplings_learn_what_a_gaussian_cannot():
-    rng = np.random.default_rng(1)
-    u = rng.standard_normal((3000, 4))
-    banana = np.concatenate([u, u**2 + 0.1 * rng.standard_normal((3000, 4))], axis=1).astype(np.float32)
-    config = FlowTraining(blocks=2, hidden=32, lr=3e-3, batch=128, max_epochs=20, patience=20, whiten=True)
-    _, history = train_flow(banana, config, progress=False)
-    assert max(history) > history[0] + 0.1  # epoch 0 is the whitening: the best any Gaussian does
+def test_held_out_likelihood_rises_to_that_of_the_true_gaussian(trained):
+    x, cov, _, history = trained
+    assert max(history) > history[0] + 0.1  # actnorm starts it near; the couplings and mixing do the rest
+    d = x.shape[1]
+    best_possible = -0.5 * math.log(2 * math.pi * math.e) - 0.5 * np.linalg.slogdet(cov)[1] / d
+    assert max(history) == pytest.approx(best_possible, abs=0.05)  # nats per dimension
