@@ -104,20 +104,6 @@ def test_a_correction_published_by_another_process_is_picked_up(settings, backbo
         service.close()
 
 
-def test_writes_by_another_process_reach_the_index(settings):
-    server = Services.from_settings(settings)
-    writer = Services.from_settings(settings)  # e.g. `python -m app index` while the server runs
-    try:
-        writer.documents.add(docs(30))
-        writer.documents.delete("d3")
-        wait_until(lambda: len(server.index) == 29)
-        assert "d3" not in server.index and "d4" in server.index
-        assert server.search.search(docs(1, start=7)[0].text, k=1).hits[0].id == "d7"
-    finally:
-        writer.close()
-        server.close()
-
-
 def test_every_acknowledged_write_survives_a_crash_with_or_without_a_snapshot(settings):
     service = Services.from_settings(settings)
     service.documents.add(docs(50))
