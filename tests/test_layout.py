@@ -134,8 +134,6 @@ REPO_CHECKS = {"test_layout.py", "test_docs.py", "test_container.py"}  # the rep
 WITHOUT_OWN_TEST = {
     "api/collection_schemas.py",
     "api/deps.py",
-    "api/routes/backups.py",
-    "api/routes/judgments.py",
     "benchmarks/compare.py",
     "benchmarks/fairness.py",
     "benchmarks/geometry.py",
@@ -156,7 +154,6 @@ WITHOUT_OWN_TEST = {
     "offline/fit.py",
     "offline/graph_export.py",
     "offline/served_search.py",
-    "services/collections/backup.py",
     "services/collections/checks.py",
     "services/collections/wiring.py",
     "shards/fanout.py",
