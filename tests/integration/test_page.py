@@ -175,3 +175,20 @@ def test_the_pictures_drawn_offline_are_shown_for_the_collection_or_the_served_p
     page.select_option("#collection", "planes")
     expect(page.locator("#pictures")).to_be_hidden()  # no picture of its own: not the default's
     page.close()
+
+
+def test_a_late_answer_for_the_earlier_choice_never_replaces_the_collection_chosen_since(client, browser):
+    """The CI run that found it: the default's /info answered after the chosen collection's, and was shown."""
+    assert client.post("/collections", json={"name": "planes", "pooling": "cls"}).status_code == 201
+    page = browser.new_page()
+    held = []
+    page.route("**/info", lambda route: held.append(route))  # the default's /info is held back, as a slow server would
+    page.goto(str(client.base_url))
+    expect(page.locator("#collection option")).to_have_count(2)
+    page.select_option("#collection", "planes")
+    expect(page.locator("#model")).to_contain_text("collection planes: hashing (cls pooling)")
+    with page.expect_response("**/info"):
+        held[0].continue_()  # now it answers
+    page.evaluate("() => new Promise((done) => setTimeout(done, 200))")  # the page's code has run on the answer
+    expect(page.locator("#model")).to_contain_text("collection planes: hashing (cls pooling)")
+    page.close()
