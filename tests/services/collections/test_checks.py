@@ -1,0 +1,29 @@
+"""A new collection's name and encoder checked against what this service serves; omitted ones are its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.config import Settings
+from app.core.errors import Conflict, InvalidInput
+from app.services.collections.checks import check_encoder, failed_to_load
+from app.services.collections.spec import CollectionSpec
+
+
+def test_omitted_settings_are_the_services_and_what_it_does_not_serve_is_named():
+    settings = Settings(backbone="hashing", pooling="mean")
+    assert check_encoder(settings, "notes", None, None, None) == ("hashing", "mean", None)
+    assert check_encoder(settings, "notes", "hashing", "cls", None) == ("hashing", "cls", None)
+    with pytest.raises(InvalidInput, match=r"backbone 'onnx' is not served here: hashing \(CE_COLLECTION_BACKBONES\)"):
+        check_encoder(settings, "notes", "onnx", None, None)
+    with pytest.raises(InvalidInput, match="pooling must be one of"):
+        check_encoder(settings, "notes", None, "max", None)
+    with pytest.raises(InvalidInput, match="collection name 'Notes'"):
+        check_encoder(settings, "Notes", None, None, None)
+    allowed = Settings(backbone="hashing", collection_backbones=["onnx"])
+    assert check_encoder(allowed, "notes", "onnx", "cls", None)[:2] == ("onnx", "cls")
+
+
+def test_a_collection_that_failed_to_load_says_why_and_what_to_do():
+    error = failed_to_load(CollectionSpec("t", "onnx", "mean", None, "auto", state="failed", error="no graph"))
+    assert isinstance(error, Conflict) and error.message.startswith("collection 't' failed to load: no graph")
