@@ -78,6 +78,19 @@ def with_graphs(graphs: Path, data_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def mean_graph(tmp_path_factory, onnx_graphs):
+    """The default backbone's int8 graph, exported once for the session, alone in a folder of its own."""
+    from app.backbones import build_backbone
+
+    backbone = build_backbone(
+        Settings(backbone="onnx", data_dir=with_graphs(onnx_graphs, tmp_path_factory.mktemp("graphs")))
+    )
+    folder = tmp_path_factory.mktemp("mean-only")
+    os.link(backbone.graph, folder / backbone.graph.name)
+    return folder / backbone.graph.name
+
+
+@pytest.fixture(scope="session")
 def minilm():
     """The real default backbone (all-MiniLM-L6-v2, mean pooling), loaded once."""
     from app.backbones import build_backbone

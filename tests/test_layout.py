@@ -141,15 +141,12 @@ WITHOUT_OWN_TEST = {
     "benchmarks/shards.py",
     "benchmarks/streamed.py",
     "benchmarks/tuning.py",
-    "cli/export.py",
     "cli/offline.py",
     "cli/ranking.py",
     "offline/collection_fit.py",
-    "offline/distributed.py",
     "offline/graph_export.py",
     "offline/served_search.py",
     "services/collections/wiring.py",
-    "shards/fanout.py",
 }
 
 

@@ -50,7 +50,8 @@ class ShardedSearch:
             try:
                 docs, passages = response.result(timeout_s=max(deadline - time.monotonic(), 1e-3))
             except Exception as exc:  # a timeout, a dead replica, a shard still opening: Ray raises each its own way
-                log.warning("shard %d did not answer: %s", number, str(exc).splitlines()[0][:200] or type(exc).__name__)
+                said = str(exc).splitlines()  # an exception without a message says nothing: name its type
+                log.warning("shard %d did not answer: %s", number, said[0][:200] if said else type(exc).__name__)
                 response.cancel()
                 missing.append(number)
                 continue

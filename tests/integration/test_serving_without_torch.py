@@ -9,11 +9,7 @@ import sys
 
 import pytest
 
-from app.backbones import build_backbone
-from app.core.config import MODELS_DIR, Settings
-from app.correction.publication import find_bundled
-from tests.cli.conftest import run_cli
-from tests.conftest import ROOT, with_graphs
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.model
 OFFLINE = ["torch", "transformers", "onnx", "sentence_transformers", "sklearn", "matplotlib"]
@@ -45,17 +41,6 @@ print(json.dumps(out))
 """
 
 
-@pytest.fixture(scope="module")
-def mean_graph(tmp_path_factory, onnx_graphs):
-    """The default backbone's int8 graph, exported once for the session, alone in a folder of its own."""
-    backbone = build_backbone(
-        Settings(backbone="onnx", data_dir=with_graphs(onnx_graphs, tmp_path_factory.mktemp("graphs")))
-    )
-    folder = tmp_path_factory.mktemp("mean-only")
-    os.link(backbone.graph, folder / backbone.graph.name)
-    return folder / backbone.graph.name
-
-
 def test_the_default_backbone_serves_an_exported_graph_without_torch(mean_graph, redis_url, key_prefix, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CE_")}
     env |= {
@@ -75,38 +60,3 @@ def test_the_default_backbone_serves_an_exported_graph_without_torch(mean_graph,
     assert close > far + 0.3 and out["top"] == "g"
     assert out["cls"][0] == 422 and "export-onnx --pooling cls" in out["cls"][1]  # not exported, cannot be here
     assert out["torch"][0] == 422 and "needs torch" in out["torch"][1]
-
-
-def test_export_onnx_writes_the_int8_graph_alone_and_checks_it_with_its_bundled_correction(mean_graph, tmp_path):
-    graphs = tmp_path / "graphs"
-    graphs.mkdir()
-    os.link(mean_graph, graphs / mean_graph.name)  # exported already: the command finds it, as a rebuild would
-    fp32 = graphs / mean_graph.name.replace("-int8.onnx", "-none.onnx")
-    fp32.write_bytes(b"an fp32 graph quantized from")
-    done = run_cli("export-onnx", "--onnx-dir", str(graphs), env={"CE_DATA_DIR": str(tmp_path / "data")})
-    assert done.returncode == 0, done.stderr[-2000:]
-    (line,) = done.stdout.strip().splitlines()
-    result = json.loads(line)
-    served = build_backbone(Settings(backbone="onnx", onnx_dir=graphs))
-    assert result["fingerprint"] == served.fingerprint and result["graph"] == mean_graph.name
-    assert result["correction"] == find_bundled(MODELS_DIR, served).id and result["problem"] is None
-    assert result["corrected"] >= result["raw"] > 80  # STS-B dev, Spearman x100
-    assert sorted(p.name for p in graphs.iterdir()) == [mean_graph.name]  # the fp32 graph is not kept
-
-    empty = tmp_path / "no-models"
-    empty.mkdir()
-    refused = run_cli(
-        "export-onnx",
-        "--onnx-dir",
-        str(graphs),
-        "--no-check",
-        env={"CE_DATA_DIR": str(tmp_path / "data"), "CE_MODELS_DIR": str(empty)},
-    )
-    assert refused.returncode == 0 and json.loads(refused.stdout)["correction"] is None  # --no-check: reported
-    failed = run_cli(
-        "export-onnx",
-        "--onnx-dir",
-        str(graphs),
-        env={"CE_DATA_DIR": str(tmp_path / "data"), "CE_MODELS_DIR": str(empty)},
-    )
-    assert failed.returncode == 3 and "no bundled correction matches the mean graph" in failed.stderr
