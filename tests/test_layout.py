@@ -132,12 +132,8 @@ REPO_CHECKS = {"test_layout.py", "test_docs.py", "test_container.py"}  # the rep
 # Modules with logic that have no test module of their own yet (tested through others'). It may only shrink: a new
 # module comes with its test, and one that gets its test leaves this list.
 WITHOUT_OWN_TEST = {
-    "api/deps.py",
-    "benchmarks/compare.py",
     "benchmarks/fairness.py",
-    "benchmarks/geometry.py",
     "benchmarks/hybrid.py",
-    "benchmarks/report.py",
     "benchmarks/shards.py",
     "benchmarks/streamed.py",
     "benchmarks/tuning.py",
@@ -146,7 +142,6 @@ WITHOUT_OWN_TEST = {
     "offline/collection_fit.py",
     "offline/graph_export.py",
     "offline/served_search.py",
-    "services/collections/wiring.py",
 }
 
 
