@@ -132,14 +132,8 @@ REPO_CHECKS = {"test_layout.py", "test_docs.py", "test_container.py"}  # the rep
 # Modules with logic that have no test module of their own yet (tested through others'). It may only shrink: a new
 # module comes with its test, and one that gets its test leaves this list.
 WITHOUT_OWN_TEST = {
-    "benchmarks/fairness.py",
-    "benchmarks/hybrid.py",
-    "benchmarks/shards.py",
-    "benchmarks/streamed.py",
-    "benchmarks/tuning.py",
     "cli/offline.py",
     "cli/ranking.py",
-    "offline/collection_fit.py",
     "offline/graph_export.py",
     "offline/served_search.py",
 }
