@@ -1,75 +1,10 @@
-"""`export-onnx` writes the int8 graph alone and checks it with its bundled correction."""
+"""`export-onnx`'s options refused before anything is exported; the export itself: tests/offline/."""
 
-import json
-import os
+from __future__ import annotations
 
-import pytest
-
-from app.backbones import build_backbone
-from app.core.config import MODELS_DIR, Settings
-from app.correction.publication import find_bundled
 from tests.cli.conftest import run_cli
 
-pytestmark = pytest.mark.model
-OFFLINE = ["torch", "transformers", "onnx", "sentence_transformers", "sklearn", "matplotlib"]
 
-SERVE = """
-import json, sys
-for name in OFFLINE:
-    sys.modules[name] = None  # as if not installed: an import fails, find_spec says None
-from fastapi.testclient import TestClient
-from app.core.config import Settings
-from app.main import create_app
-
-out = {}
-settings = Settings(collection_backbones=["huggingface"], allow_unauthenticated=True)
-with TestClient(create_app(settings)) as http:
-    info = http.get("/info").json()["backbone"]
-    out["runtime"] = info["runtime"]
-    out["embed"] = http.post("/embed", json={"texts": ["a man plays a guitar"]}).status_code
-    guitar = "A man is playing a guitar."
-    pairs = [[guitar, "Someone plays the guitar."], [guitar, "Stocks fell."]]
-    out["scores"] = http.post("/similarity", json={"pairs": pairs}).json()["scores"]
-    docs = [{"id": "g", "text": "A man is playing a guitar on stage."}, {"id": "r", "text": "Heavy rain tomorrow."}]
-    out["documents"] = http.post("/documents", json={"documents": docs}).status_code
-    out["top"] = http.get("/search", params={"q": "someone strumming an instrument"}).json()["results"][0]["id"]
-    for name, body in (("cls", {"name": "c", "pooling": "cls"}), ("torch", {"name": "t", "backbone": "huggingface"})):
-        response = http.post("/collections", json=body)
-        out[name] = [response.status_code, response.json()["error"]["message"]]
-print(json.dumps(out))
-"""
-
-
-def test_export_onnx_writes_the_int8_graph_alone_and_checks_it_with_its_bundled_correction(mean_graph, tmp_path):
-    graphs = tmp_path / "graphs"
-    graphs.mkdir()
-    os.link(mean_graph, graphs / mean_graph.name)  # exported already: the command finds it, as a rebuild would
-    fp32 = graphs / mean_graph.name.replace("-int8.onnx", "-none.onnx")
-    fp32.write_bytes(b"an fp32 graph quantized from")
-    done = run_cli("export-onnx", "--onnx-dir", str(graphs), env={"CE_DATA_DIR": str(tmp_path / "data")})
-    assert done.returncode == 0, done.stderr[-2000:]
-    (line,) = done.stdout.strip().splitlines()
-    result = json.loads(line)
-    served = build_backbone(Settings(backbone="onnx", onnx_dir=graphs))
-    assert result["fingerprint"] == served.fingerprint and result["graph"] == mean_graph.name
-    assert result["correction"] == find_bundled(MODELS_DIR, served).id and result["problem"] is None
-    assert result["corrected"] >= result["raw"] > 80  # STS-B dev, Spearman x100
-    assert sorted(p.name for p in graphs.iterdir()) == [mean_graph.name]  # the fp32 graph is not kept
-
-    empty = tmp_path / "no-models"
-    empty.mkdir()
-    refused = run_cli(
-        "export-onnx",
-        "--onnx-dir",
-        str(graphs),
-        "--no-check",
-        env={"CE_DATA_DIR": str(tmp_path / "data"), "CE_MODELS_DIR": str(empty)},
-    )
-    assert refused.returncode == 0 and json.loads(refused.stdout)["correction"] is None  # --no-check: reported
-    failed = run_cli(
-        "export-onnx",
-        "--onnx-dir",
-        str(graphs),
-        env={"CE_DATA_DIR": str(tmp_path / "data"), "CE_MODELS_DIR": str(empty)},
-    )
-    assert failed.returncode == 3 and "no bundled correction matches the mean graph" in failed.stderr
+def test_an_unknown_pooling_is_named_before_any_export(tmp_path):
+    done = run_cli("export-onnx", "--pooling", "max", "--onnx-dir", str(tmp_path), env={"CE_DATA_DIR": str(tmp_path)})
+    assert done.returncode == 2 and "unknown pooling 'max'" in done.stderr and not any(tmp_path.iterdir())

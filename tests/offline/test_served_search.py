@@ -1,0 +1,32 @@
+"""A judged collection searched exactly as /search searches it, on a service of its own: each mode's figures
+against dense alone on the same service."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.offline.retrieval import read_judged_corpus
+from app.offline.served_search import evaluate_served
+from tests.offline.test_retrieval import write_collection
+
+DOCS = [
+    {"_id": str(i), "title": "", "text": f"the {w} {v} at night"}
+    for i, (w, v) in enumerate([("cat", "sleeps"), ("dog", "runs"), ("plane", "flies"), ("river", "sings")])
+]
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid", "served"])
+def test_each_mode_is_scored_beside_dense_on_the_same_service(make_settings, tmp_path, mode):
+    queries = [{"_id": "q0", "text": "cat sleeps"}, {"_id": "q1", "text": "plane flies"}]
+    folder = write_collection(tmp_path / "tiny", DOCS, queries, [("q0", "0", 1), ("q1", "2", 1)])
+    result = evaluate_served(make_settings(backbone="hashing"), read_judged_corpus(folder), mode)
+    assert result["ndcg_at_10"] == result["raw_ndcg_at_10"] == 100.0  # each query's words are its document's
+    assert result["ingestion"]["docs_per_s"] > 0 and result["ranking"]["mode"] == (
+        "hybrid" if mode == "served" else mode
+    )
+
+
+def test_an_unknown_mode_is_named(make_settings, tmp_path):
+    folder = write_collection(tmp_path / "tiny", DOCS, [{"_id": "q0", "text": "cat"}], [("q0", "0", 1)])
+    with pytest.raises(ValueError, match="--mode is one of"):
+        evaluate_served(make_settings(backbone="hashing"), read_judged_corpus(folder), "sideways")
