@@ -108,22 +108,11 @@ def figures(name, index: VectorIndex, truth: np.ndarray, seconds, found, build_s
     )
 
 
-def measure_streamed(
-    mixture: GaussianMixture,
-    n: int,
-    asked: np.ndarray,
-    *,
-    factory: str,
-    recall: float,
-    work_dir: Path,
-    progress: bool = True,
-) -> SearchFigures:
-    """`n` mixture documents built a chunk at a time, never all in memory; a compressed index re-ranks from
-    their float16 copy on disk, as the service re-ranks from Redis."""
+def measure_streamed(mixture: GaussianMixture, n: int, asked: np.ndarray, *, work_dir: Path, **build) -> SearchFigures:
+    """`n` mixture documents built a chunk at a time, never all in memory (`build`: streamed_build's factory, recall
+    and progress); a compressed index re-ranks from their float16 copy on disk, as the service re-ranks from Redis."""
     with scratch_dir(work_dir) as folder:
-        built = streamed_build(
-            mixture, n, asked, factory=factory, recall=recall, work_dir=Path(folder), progress=progress
-        )
+        built = streamed_build(mixture, n, asked, work_dir=Path(folder), **build)
         seconds, found = one_thread_latencies(built.index, asked, exact=built.exact if built.index.lossy else None)
         return figures(
             "synthetic",

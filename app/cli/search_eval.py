@@ -9,26 +9,15 @@ from typing import Annotated
 
 import typer
 
+import app.cli.options as opts  # `options` names a parameter of the command
 from app.cli.offline import judged_sets, offline_backbone, tuning_pairs
-from app.cli.options import (
-    EXIT_BAD_INPUT,
-    JsonOpt,
-    MethodOptions,
-    PoolingOpt,
-    TuneQrelsOpt,
-    fail,
-    guarded,
-    method_options,
-    settings_for,
-    with_options,
-)
 
 
-@guarded
-@with_options(method_options)
+@opts.guarded
+@opts.with_options(opts.method_options)
 def eval_search(
     data: Annotated[Path, typer.Option(help="A BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/test.tsv.")],
-    pooling: PoolingOpt = None,
+    pooling: opts.PoolingOpt = None,
     correction: Annotated[
         str,
         typer.Option(
@@ -36,11 +25,11 @@ def eval_search(
             "--fit-corpus now, its search space on --tune-qrels), or an artifact file."
         ),
     ] = "served",
-    options: MethodOptions = None,
+    options: opts.MethodOptions = None,
     fit_corpus: Annotated[
         Path | None, typer.Option(help="With --correction fit: the corpus to fit on; default STS-B train.")
     ] = None,
-    tune_qrels: TuneQrelsOpt = None,
+    tune_qrels: opts.TuneQrelsOpt = None,
     space: Annotated[
         str, typer.Option(help="search (the space the index serves) or similarity (the one /embed serves).")
     ] = "search",
@@ -55,7 +44,7 @@ def eval_search(
         int | None, typer.Option(min=0, max=20, help="--mode: pseudo-relevance feedback's first results (0: off).")
     ] = None,
     feedback_weight: Annotated[float | None, typer.Option(min=0.01, max=10, help="--mode: feedback's weight.")] = None,
-    as_json: JsonOpt = False,
+    as_json: opts.JsonOpt = False,
 ) -> None:
     """NDCG@10, Recall@100 and MRR@10 of search, raw and corrected, exact and on the served index kind (x100,
     each change with a paired-bootstrap 95% interval); documents are encoded once, then cached by content.
@@ -68,8 +57,8 @@ def eval_search(
     from app.offline.retrieval import compare
 
     if space not in ("search", "similarity"):
-        raise fail(f"--space is search or similarity, got {space!r}", EXIT_BAD_INPUT)
-    settings = settings_for(pooling)
+        raise opts.fail(f"--space is search or similarity, got {space!r}", opts.EXIT_BAD_INPUT)
+    settings = opts.settings_for(pooling)
     if mode is not None:
         asked = {"feedback_docs": feedback_docs, "feedback_weight": feedback_weight}
         settings = settings.model_copy(update={k: v for k, v in asked.items() if v is not None})
@@ -142,9 +131,11 @@ def _eval_served(settings, data: Path, mode: str, correction: str, as_json: bool
     from app.offline.served_search import MODES, evaluate_served
 
     if mode not in MODES:
-        raise fail(f"--mode is one of {', '.join(MODES)}, got {mode!r}", EXIT_BAD_INPUT)
+        raise opts.fail(f"--mode is one of {', '.join(MODES)}, got {mode!r}", opts.EXIT_BAD_INPUT)
     if correction == "fit":
-        raise fail("--mode searches with a served correction: served, none, or an artifact file", EXIT_BAD_INPUT)
+        raise opts.fail(
+            "--mode searches with a served correction: served, none, or an artifact file", opts.EXIT_BAD_INPUT
+        )
     collection = read_judged_corpus(data)
     figures = evaluate_served(settings, collection, mode, correction=None if correction == "served" else correction)
     result = {"data": Path(data).name, "backbone": settings.backbone, "pooling": settings.pooling, **figures}

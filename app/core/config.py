@@ -178,8 +178,7 @@ class Settings(BaseSettings):
     shard_cpus: float = Field(
         0.0,
         ge=0,
-        description="Logical CPUs each shard reserves on its Ray node: with the nodes' CPUs, it caps how "
-        "many shards share a node; 0 = no cap (Serve spreads them as it can).",
+        description="Logical CPUs each shard reserves on its Ray node, capping the shards a node holds; 0: none.",
     )
 
     # Store

@@ -67,21 +67,27 @@ def _settings_json(settings: Settings) -> str:
     return settings.model_dump_json(exclude={"api_keys"})  # actors need the backbone's settings, never secrets
 
 
-def encode_stats_on_ray(
-    settings: Settings, texts: Sequence[str], *, workers: int
-) -> tuple[CovarianceStats, np.ndarray]:
-    """Statistics of the backbone's vectors of `texts`, encoded by `workers` actors; and a row sample."""
+def _on_actors(items: list[dict], actor, settings: Settings, workers: int):
+    """`items` through `workers` actors of class `actor`, a batch at a time, each on one CPU."""
     import ray.data
 
-    items = [{"text": t, "seed": i // BATCH} for i, t in enumerate(texts)]
-    ds = ray.data.from_items(items).map_batches(
-        _StatsEncoder,
+    return ray.data.from_items(items).map_batches(
+        actor,
         fn_constructor_args=(_settings_json(settings),),
         batch_size=BATCH,
         concurrency=workers,
         num_cpus=1,
         batch_format="numpy",
     )
+
+
+def encode_stats_on_ray(
+    settings: Settings, texts: Sequence[str], *, workers: int
+) -> tuple[CovarianceStats, np.ndarray]:
+    """Statistics of the backbone's vectors of `texts`, encoded by `workers` actors; and a row sample."""
+
+    items = [{"text": t, "seed": i // BATCH} for i, t in enumerate(texts)]
+    ds = _on_actors(items, _StatsEncoder, settings, workers)
     stats: CovarianceStats | None = None
     samples: list[np.ndarray] = []
     for part in ds.iter_batches(batch_size=None, batch_format="numpy"):
@@ -123,17 +129,9 @@ class _DocumentWriter:
 
 def index_on_ray(settings: Settings, docs: Sequence[DocumentInput], *, workers: int) -> int:
     """Encode and store documents on `workers` actors; re-running writes the same ids (no duplicates)."""
-    import ray.data
 
     if not settings.redis_url:
         raise ValueError("index --engine ray writes to a shared Redis: set REDIS_URL")
     items = [{"text": d.text, "id": d.id or "", "metadata": json.dumps(d.metadata or {})} for d in docs]
-    ds = ray.data.from_items(items).map_batches(
-        _DocumentWriter,
-        fn_constructor_args=(_settings_json(settings),),
-        batch_size=BATCH,
-        concurrency=workers,
-        num_cpus=1,
-        batch_format="numpy",
-    )
+    ds = _on_actors(items, _DocumentWriter, settings, workers)
     return int(sum(int(n) for part in ds.iter_batches(batch_size=None) for n in part["written"]))

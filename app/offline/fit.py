@@ -74,18 +74,8 @@ def fit_from_vectors(
         return replace(artifact, extra={**artifact.extra, "geometry": geometry(artifact, vectors, tuning)})
     if method == Method.AUTO and params.get("also"):
         return fit_auto_also(backbone, sentences, vectors, params["also"], source, tuning, progress, judged)
-    stats = CovarianceStats(backbone.dim).update(vectors)
-    return fit_from_stats(
-        backbone,
-        sentences,
-        stats,
-        sample_rows(vectors, ISOTROPY_SAMPLE),
-        method,
-        params,
-        source,
-        tuning=tuning,
-        judged=judged,
-    )
+    stats, sample = CovarianceStats(backbone.dim).update(vectors), sample_rows(vectors, ISOTROPY_SAMPLE)
+    return fit_from_stats(backbone, sentences, stats, sample, method, params, source, tuning=tuning, judged=judged)
 
 
 def fit_from_stats(

@@ -14,13 +14,9 @@ from app.correction.publication import check_compatible, publish, resolve_correc
 from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool, engine_for
 from app.index.faiss_index import VectorIndex
-from app.index.live import ServedIndex
 from app.services.collections.fit_jobs import FitJobs
 from app.services.collections.manager import Collections
 from app.services.collections.wiring import CollectionServices
-from app.services.documents import DocumentService
-from app.services.embedding import EmbeddingService
-from app.services.search import SearchService
 from app.store.embedded import EmbeddedRedis
 from app.store.redis_store import RedisStore
 
@@ -109,21 +105,10 @@ class Services:
     def default(self) -> CollectionServices:
         return self.collections.default.services
 
-    @property
-    def served(self) -> ServedIndex:
-        return self.default.served
-
-    @property
-    def embedding(self) -> EmbeddingService:
-        return self.default.embedding
-
-    @property
-    def documents(self) -> DocumentService:
-        return self.default.documents
-
-    @property
-    def search(self) -> SearchService:
-        return self.default.search
+    served = property(lambda self: self.default.served, doc="The default collection's served index.")
+    embedding = property(lambda self: self.default.embedding, doc="The default collection's embedding service.")
+    documents = property(lambda self: self.default.documents, doc="The default collection's document service.")
+    search = property(lambda self: self.default.search, doc="The default collection's search service.")
 
     @property
     def correction(self) -> Correction | None:

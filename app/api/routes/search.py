@@ -110,21 +110,11 @@ async def search(
         ),
     ] = None,
 ) -> SearchResponse:
+    asked = {name: value for name, value in locals().items() if name != "service"}  # the POST body's fields
     try:
-        body = SearchRequest(
-            q=q,
-            k=k,
-            filter=json.loads(filter) if filter is not None else None,
-            score_threshold=score_threshold,
-            mode=mode,
-            fusion=fusion,
-            lexical_weight=lexical_weight,
-            rrf_k=rrf_k,
-            candidates=candidates,
-            offset=offset,
-            explain=explain,
-            feedback=json.loads(feedback) if feedback is not None else None,
-        )
+        for in_json in ("filter", "feedback"):
+            asked[in_json] = json.loads(asked[in_json]) if asked[in_json] is not None else None
+        body = SearchRequest(**asked)
     except (json.JSONDecodeError, ValidationError) as exc:
         raise InvalidInput(f"invalid search parameters: {_first_error(exc)}") from None
     return await _search(service, body)
