@@ -22,7 +22,7 @@ run: install
 test: install
 	$(VENV)/bin/ruff check app tests clients
 	$(VENV)/bin/hadolint Dockerfile
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile
 
 ## Schemathesis over the whole API on the weight-free backbone, longer than make test's run and with a random seed
 ## (printed): over 5,000 requests, no server error, no operation whose valid requests are refused.
