@@ -14,6 +14,6 @@ def test_long_documents_are_distinct_sized_and_reproducible():
 def test_counters_and_a_timed_request_against_a_real_server(client):
     url = str(client.base_url).rstrip("/")
     status, seconds = timed_post(url, "/embed", {"texts": ["a cat"]})
-    assert status == 200 and 0 < seconds < 30
+    assert status == 200 and 0 <= seconds < 30  # rounded to 10 ms: a quick answer reads 0.0
     counts = encoder_counts(url)
     assert counts and all(value >= 0 for value in counts.values())
