@@ -6,8 +6,6 @@ import numpy as np
 
 from app.correction.flow_training import FlowTraining, train_flow
 
-TINY = FlowTraining(blocks=2, hidden=32, lr=3e-3, batch=128, max_epochs=30, patience=30, whiten=False)
-
 
 def test_from_the_whitening_start_the_couplings_learn_what_a_gaussian_cannot():
     rng = np.random.default_rng(1)

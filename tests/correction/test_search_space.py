@@ -7,8 +7,6 @@ import numpy as np
 from app.correction import Correction
 from app.correction.search_space import CONE_COSINE, SEARCH_W, default_search, raw_space
 
-QUERIES = 400
-
 
 def test_the_default_searches_centred_vectors_raw_and_a_cone_in_the_similarity_space():
     centred = default_search("whitening", {"alpha": 0.2}, 8, CONE_COSINE / 2)

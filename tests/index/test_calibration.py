@@ -6,8 +6,6 @@ import pytest
 from app.index import VectorIndex
 from tests.index.test_faiss_index import clustered
 
-KINDS = ["Flat", "IVF8,Flat", "HNSW16"]
-
 
 @pytest.mark.parametrize("factory", ["IVF64,Flat", "HNSW16"])
 def test_calibration_reaches_the_recall_target_on_new_queries(factory):

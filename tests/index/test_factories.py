@@ -5,8 +5,6 @@ from app.index import VectorIndex, factories
 from app.index.factories import compressed_factory, ivf_lists, resolve_factory
 from tests.index.test_faiss_index import clustered
 
-KINDS = ["Flat", "IVF8,Flat", "HNSW16"]
-
 
 def test_auto_is_exact_while_small_and_ivf_beyond_the_limit(monkeypatch):
     assert resolve_factory("auto", 10, 384) == "Flat"

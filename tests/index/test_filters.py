@@ -4,8 +4,6 @@ import pytest
 
 from app.index.filters import FieldIndex, FilterError
 
-KINDS = ["Flat", "IVF8,Flat", "HNSW16"]
-
 
 def test_fields_match_exact_values_and_follow_updates():
     fields = FieldIndex()

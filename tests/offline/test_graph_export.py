@@ -12,33 +12,6 @@ from app.correction.publication import find_bundled
 from tests.cli.conftest import run_cli
 
 pytestmark = pytest.mark.model
-OFFLINE = ["torch", "transformers", "onnx", "sentence_transformers", "sklearn", "matplotlib"]
-
-SERVE = """
-import json, sys
-for name in OFFLINE:
-    sys.modules[name] = None  # as if not installed: an import fails, find_spec says None
-from fastapi.testclient import TestClient
-from app.core.config import Settings
-from app.main import create_app
-
-out = {}
-settings = Settings(collection_backbones=["huggingface"], allow_unauthenticated=True)
-with TestClient(create_app(settings)) as http:
-    info = http.get("/info").json()["backbone"]
-    out["runtime"] = info["runtime"]
-    out["embed"] = http.post("/embed", json={"texts": ["a man plays a guitar"]}).status_code
-    guitar = "A man is playing a guitar."
-    pairs = [[guitar, "Someone plays the guitar."], [guitar, "Stocks fell."]]
-    out["scores"] = http.post("/similarity", json={"pairs": pairs}).json()["scores"]
-    docs = [{"id": "g", "text": "A man is playing a guitar on stage."}, {"id": "r", "text": "Heavy rain tomorrow."}]
-    out["documents"] = http.post("/documents", json={"documents": docs}).status_code
-    out["top"] = http.get("/search", params={"q": "someone strumming an instrument"}).json()["results"][0]["id"]
-    for name, body in (("cls", {"name": "c", "pooling": "cls"}), ("torch", {"name": "t", "backbone": "huggingface"})):
-        response = http.post("/collections", json=body)
-        out[name] = [response.status_code, response.json()["error"]["message"]]
-print(json.dumps(out))
-"""
 
 
 def test_export_onnx_writes_the_int8_graph_alone_and_checks_it_with_its_bundled_correction(mean_graph, tmp_path):

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 import torch
 
 from app.offline.regularization import embedding_cosine
-from tests.conftest import TINY_WORDS
 from tests.offline.test_adapt import load
-
-SENTENCES = [" ".join(words) for words in itertools.combinations(TINY_WORDS, 3)][:384]  # distinct word sets
 
 
 def test_the_embedding_penalty_is_the_mean_cosine_of_every_pair_of_rows(tiny_bert):
