@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -15,15 +17,23 @@ from tests.conftest import server_env, start_server, stop_server, with_graphs
 API_KEY = "client-test-key"
 
 
-@pytest.fixture(scope="session")
-def server_url(tmp_path_factory, onnx_graphs) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("client-server")
+@contextmanager
+def keyed_server(folder: Path, onnx_graphs: Path) -> Iterator[str]:
+    """`python -m app serve` in `folder` with the session's exported graphs and one key; its URL while it runs."""
     with_graphs(onnx_graphs, folder / "data")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = start_server(server_env(folder, port, CE_API_KEYS=f'["{API_KEY}"]'), url)
-    yield url
-    stop_server(proc)
+    try:
+        yield url
+    finally:
+        stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory, onnx_graphs) -> Iterator[str]:
+    with keyed_server(tmp_path_factory.mktemp("client-server"), onnx_graphs) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -10,9 +10,8 @@ import sys
 import httpx
 import pytest
 
-from app.benchmarks.http import free_port
-from tests.clients.conftest import API_KEY
-from tests.conftest import ROOT, server_env, start_server, stop_server, with_graphs
+from tests.clients.conftest import API_KEY, keyed_server
+from tests.conftest import ROOT, server_env
 
 WORDS = "river stone cloud paper window garden silver engine market letter autumn bridge".split()
 
@@ -27,12 +26,8 @@ def cli(*args: str, env: dict) -> dict:
 
 @pytest.fixture
 def fresh_server(tmp_path, onnx_graphs):
-    with_graphs(onnx_graphs, tmp_path / "data")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    proc = start_server(server_env(tmp_path, port, CE_API_KEYS=f'["{API_KEY}"]'), url)
-    yield url
-    stop_server(proc)
+    with keyed_server(tmp_path, onnx_graphs) as url:
+        yield url
 
 
 def answers(http: httpx.Client, name: str, queries: list[str]) -> list[list[tuple[str, float]]]:
