@@ -53,7 +53,7 @@ def fit_here_or_on_ray(
     settings, backbone, sentences, method, params, source, tuning, engine, address, workers, judged=None
 ):
     """The same fit, with the corpus encoded here or by Ray actors whose statistics are reduced."""
-    from app.offline.fit import ISOTROPY_SAMPLE, fit_artifact, fit_from_stats, sample_rows
+    from app.offline.fit import ISOTROPY_SAMPLE, corpus_ref, fit_artifact, fit_from_stats, sample_rows
 
     if engine == "local":
         return fit_artifact(backbone, sentences, method, params, source=source, tuning=tuning, judged=judged)
@@ -64,4 +64,5 @@ def fit_here_or_on_ray(
     with ray_session(address, workers):
         stats, sample = encode_stats_on_ray(settings, sentences, workers=workers)
     sample = sample_rows(sample, ISOTROPY_SAMPLE)
-    return fit_from_stats(backbone, sentences, stats, sample, method, params, source, tuning=tuning, judged=judged)
+    corpus = corpus_ref(sentences, source)
+    return fit_from_stats(backbone, corpus, stats, sample, method, params, tuning=tuning, judged=judged)

@@ -37,11 +37,15 @@ def backbone_ref(backbone: Backbone) -> BackboneRef:
     return BackboneRef(name=backbone.name, fingerprint=backbone.fingerprint, dim=backbone.dim, pooling=backbone.pooling)
 
 
+def corpus_ref(sentences: Sequence[str], source: str = "") -> CorpusRef:
+    """The fitting corpus as an artifact records it: by size and hash, and where it came from."""
+    return CorpusRef(size=len(sentences), sha256=corpus_sha256(list(sentences)), source=source)
+
+
 def new_artifact(
-    backbone: Backbone, sentences: Sequence[str], source: str, method: str, params: dict, mu, W, arrays=None
+    backbone: Backbone, corpus: CorpusRef, method: str, params: dict, mu, W, arrays=None
 ) -> CorrectionArtifact:
-    """An artifact of `method` fitted on `sentences` (recorded by size and hash) for `backbone`."""
-    corpus = CorpusRef(size=len(sentences), sha256=corpus_sha256(list(sentences)), source=source)
+    """An artifact of `method` fitted on `corpus` for `backbone`."""
     return CorrectionArtifact.create(
         method=method, params=params, backbone=backbone_ref(backbone), corpus=corpus, mu=mu, W=W, arrays=arrays
     )
@@ -75,17 +79,17 @@ def fit_from_vectors(
     if method == Method.AUTO and params.get("also"):
         return fit_auto_also(backbone, sentences, vectors, params["also"], source, tuning, progress, judged)
     stats, sample = CovarianceStats(backbone.dim).update(vectors), sample_rows(vectors, ISOTROPY_SAMPLE)
-    return fit_from_stats(backbone, sentences, stats, sample, method, params, source, tuning=tuning, judged=judged)
+    corpus = corpus_ref(sentences, source)
+    return fit_from_stats(backbone, corpus, stats, sample, method, params, tuning=tuning, judged=judged)
 
 
 def fit_from_stats(
     backbone: Backbone,
-    sentences: Sequence[str],
+    corpus: CorpusRef,
     stats: CovarianceStats,
     sample: np.ndarray,
     method: str,
     params: dict,
-    source: str = "",
     *,
     tuning: TuningPairs | None = None,
     judged: list[JudgedSet] | None = None,
@@ -103,7 +107,7 @@ def fit_from_stats(
     mu, W = fit_correction(stats, method, **params)
     raw = isotropy_report(sample)
     search = choose_search(method, params, stats, raw["mean_random_cosine"], judged)
-    artifact = new_artifact(backbone, sentences, source, method, params, mu, W, search.arrays)
+    artifact = new_artifact(backbone, corpus, method, params, mu, W, search.arrays)
     extra["isotropy"] = {"raw": raw, "corrected": isotropy_report(Correction(artifact).apply(sample))}
     extra["geometry"] = geometry(artifact, sample, tuning)
     extra["search"] = search.describe()
@@ -125,7 +129,7 @@ def fit_flow(
     else:
         mu, W = np.zeros(backbone.dim), np.eye(backbone.dim)
     params = {**{k: getattr(config, k) for k in FLOW_PARAMS}, "whiten": alpha}
-    artifact = new_artifact(backbone, sentences, source, Method.FLOW, params, mu, W, flow.to_arrays())
+    artifact = new_artifact(backbone, corpus_ref(sentences, source), Method.FLOW, params, mu, W, flow.to_arrays())
     extra = {
         "flow": {
             "epochs": len(history) - 1,
@@ -147,7 +151,9 @@ def fit_sif(
     weights = sif_weights(token_counts(backbone.token_ids(sentences), backbone.vocab_size), a)
     vectors = encode_all(backbone, sentences, desc="fitting corpus (SIF)", progress=progress, token_weights=weights)
     mu, W = remove_first_component(vectors)
-    artifact = new_artifact(backbone, sentences, source, Method.SIF, {"a": a}, mu, W, {SIF_WEIGHTS: weights})
+    artifact = new_artifact(
+        backbone, corpus_ref(sentences, source), Method.SIF, {"a": a}, mu, W, {SIF_WEIGHTS: weights}
+    )
     return replace(artifact, extra={"isotropy": isotropy_pair(artifact, raw, vectors)})
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from app.backbones.hashing import HashingBackbone
-from app.correction import Correction
-from app.offline.fit import applies_to, fit_artifact, sample_rows
+from app.correction import Correction, CovarianceStats
+from app.offline.fit import ISOTROPY_SAMPLE, applies_to, corpus_ref, fit_artifact, fit_from_stats, sample_rows
 from tests.conftest import CORPUS
 
 
@@ -35,3 +35,17 @@ def test_a_sample_is_of_the_rows_and_all_of_them_below_the_limit():
     assert sample_rows(x, 100) is x or np.array_equal(sample_rows(x, 100), x)
     sample = sample_rows(x, 10)
     assert sample.shape == (10, 2) and {tuple(r) for r in sample} <= {tuple(r) for r in x}
+
+
+def test_statistics_reduced_from_parts_fit_the_artifact_one_process_fits():
+    backbone = HashingBackbone(dim=8)
+    vectors = backbone.encode(CORPUS)
+    local = fit_artifact(backbone, CORPUS, "whitening", {"alpha": 1.0}, source="toy", progress=False)
+    halves = [CovarianceStats(8).update(part) for part in (vectors[:5], vectors[5:])]
+    reduced = halves[0].merge(halves[1])
+    corpus = corpus_ref(CORPUS, "toy")
+    distributed = fit_from_stats(
+        backbone, corpus, reduced, sample_rows(vectors, ISOTROPY_SAMPLE), "whitening", {"alpha": 1.0}
+    )
+    assert distributed.id == local.id and distributed.corpus == local.corpus == corpus
+    assert corpus.size == len(CORPUS) and corpus.source == "toy"
