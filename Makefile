@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 STS := datasets/stsbenchmark
 
-.PHONY: install run test fuzz model-check image image-test lint models eval compare clean
+.PHONY: install run test unit fuzz model-check image image-test lint models eval compare clean
 
 install: $(STAMP)
 
@@ -23,6 +23,10 @@ test: install
 	$(VENV)/bin/ruff check app tests clients
 	$(VENV)/bin/hadolint Dockerfile
 	$(PY) -m pytest -n auto --dist loadfile
+
+## The in-process tests alone (no server, CLI or Ray process, no real model): the quick loop while editing.
+unit: install
+	$(PY) -m pytest -n auto --dist loadfile -m "not process and not model and not container"
 
 ## Schemathesis over the whole API on the weight-free backbone, longer than make test's run and with a random seed
 ## (printed): over 5,000 requests, no server error, no operation whose valid requests are refused.

@@ -27,6 +27,14 @@ from app.store.redis_store import RedisStore
 
 ROOT = Path(__file__).resolve().parents[1]
 STS = ROOT / "datasets" / "stsbenchmark"
+CROSS_PROCESS_FOLDERS = {"integration", "clients", "container"}  # each test there starts another process
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Mark every test of the cross-process folders `process`; elsewhere the test says so (test_markers.py checks)."""
+    for item in items:
+        if Path(item.path).relative_to(ROOT / "tests").parts[0] in CROSS_PROCESS_FOLDERS:
+            item.add_marker(pytest.mark.process)
 
 
 @pytest.fixture(scope="session")

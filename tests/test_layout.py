@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from app.core.config import MODELS_DIR, STS_DIR, Settings
 from tests.conftest import ROOT
 
@@ -35,6 +37,7 @@ def test_the_formatter_owns_the_layout():
     assert skipped == []
 
 
+@pytest.mark.process
 def test_the_server_imports_no_offline_benchmark_or_cli_code():
     code = "import json, sys; import app.main; print(json.dumps(sorted(sys.modules)))"
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
@@ -128,7 +131,12 @@ def test_no_import_cycle_between_modules():
 # Test modules mirror the package: tests/<package path>/test_<module>.py checks app/<package path>/<module>.py. These
 # folders hold tests of another kind: across processes and features, the client package, the image.
 NOT_MIRRORS = {"integration", "clients", "container"}
-REPO_CHECKS = {"test_layout.py", "test_docs.py", "test_container.py"}  # the repository's rules, not a module's
+REPO_CHECKS = {
+    "test_layout.py",
+    "test_markers.py",
+    "test_docs.py",
+    "test_container.py",
+}  # the repository's rules, not a module's
 
 
 def own_test(module: Path) -> Path:

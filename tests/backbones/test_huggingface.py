@@ -93,6 +93,7 @@ def test_the_onnx_runtime_gives_any_local_berts_vectors_as_torch_does(tiny_bert,
     np.testing.assert_allclose(onnx.encode(texts), torch_vectors, atol=1e-5)
 
 
+@pytest.mark.process
 def test_a_first_start_exports_in_a_child_process_so_the_server_never_holds_torch(tiny_bert, tmp_path):
     """The export needs torch and transformers (~1 GB resident); the process that serves must not keep them."""
     import subprocess

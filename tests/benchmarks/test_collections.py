@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli.conftest import run_cli
 
 
+@pytest.mark.process
 def test_bench_collections_reports_memory_of_one_two_and_three_collections(tmp_path):
     env = {"CE_BACKBONE": "hashing", "CE_MODELS_DIR": str(tmp_path / "models")}
     r = run_cli("bench-collections", "--docs", "100", "--json", env=env)

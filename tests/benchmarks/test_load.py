@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli.conftest import run_cli
 
 
+@pytest.mark.process
 def test_load_mixes_every_request_kind_and_samples_memory(tmp_path):
     env = {"CE_BACKBONE": "hashing", "CE_MODELS_DIR": str(tmp_path / "models")}
     r = run_cli("load", "--seconds", "4", "--clients", "4", "--json", env=env)

@@ -9,6 +9,7 @@ import pytest
 from tests.cli.conftest import run_cli
 
 
+@pytest.mark.process
 def test_bench_search_prints_every_figure_against_exact_search(tmp_path):
     env = {"CE_BACKBONE": "hashing", "CE_MODELS_DIR": str(tmp_path / "models"), "CE_DATA_DIR": str(tmp_path / "d")}
     r = run_cli("bench-search", "--n", "25000", "--queries", "100", "--hybrid-docs", "3000", "--json", env=env)

@@ -22,6 +22,7 @@ from tests.offline.test_adapt import coned, load
 SENTENCES = [" ".join(words) for words in itertools.combinations(TINY_WORDS, 3)][:384]  # distinct word sets
 
 
+@pytest.mark.process
 def test_the_adapted_folder_serves_with_a_new_fingerprint_and_refuses_the_old_correction(tiny_bert, tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(SENTENCES))
@@ -70,6 +71,7 @@ def test_the_adapted_folder_serves_with_a_new_fingerprint_and_refuses_the_old_co
         check_compatible(old, after)
 
 
+@pytest.mark.process
 def test_a_model_that_did_not_beat_the_start_is_not_written_and_the_reason_is_given(tiny_bert, tmp_path):
     model, tokenizer = load(tiny_bert)
     left, right = SENTENCES[:100], SENTENCES[100:200]
@@ -105,6 +107,7 @@ def test_a_model_that_did_not_beat_the_start_is_not_written_and_the_reason_is_gi
     assert "no step beat the starting model on pairs.tsv, raw (start 100.00, best step" in run.stderr
 
 
+@pytest.mark.process
 def test_the_regularized_folder_serves_with_a_new_fingerprint(tiny_bert, tmp_path):
     start = coned(tiny_bert, tmp_path / "coned")
     model, tokenizer = load(start)

@@ -9,6 +9,7 @@ import pytest
 from tests.cli.conftest import run_cli
 
 
+@pytest.mark.process
 def test_bench_reports_every_figure_against_a_real_server(tmp_path):
     env = {"CE_BACKBONE": "hashing", "CE_MODELS_DIR": str(tmp_path / "models")}
     r = run_cli("bench", "--texts", "64", "--json", env=env)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from app.correction.publication import read_artifact_file
 from tests.cli.conftest import WORDS, run_cli
 
 
+@pytest.mark.process
 def test_collections_from_the_command_line_and_a_fit_on_a_collections_own_documents(env, tmp_path, store):
     def listed() -> dict:
         r = run_cli("collections", "list", "--json", env=env)

@@ -12,6 +12,7 @@ from tests.cli.conftest import WORDS, run_cli
 from tests.conftest import STS, with_graphs
 
 
+@pytest.mark.process
 def test_help_lists_every_command():
     out = run_cli("--help", env={}).stdout
     commands = "serve fit index eval eval-search isotropy adapt report spaces compare bench load bench-search"
@@ -20,6 +21,7 @@ def test_help_lists_every_command():
     assert "--fit-corpus" in run_cli("eval", "--help", env={}).stdout
 
 
+@pytest.mark.process
 def test_fit_writes_and_publishes_an_artifact(env, corpus, store, tmp_path):
     r = run_cli("fit", "--corpus", str(corpus), "--dim", "8", "--alpha", "0.5", "--publish", env=env)
     assert r.returncode == 0, r.stderr
@@ -30,6 +32,7 @@ def test_fit_writes_and_publishes_an_artifact(env, corpus, store, tmp_path):
     assert store.artifacts.current_id(artifact.backbone.fingerprint) == artifact_id
 
 
+@pytest.mark.process
 def test_eval_json_on_a_pairs_file(env, tmp_path):
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("\n".join(f"the {a} runs\tthe {b} runs\t{5.0 if a == b else 1.0}" for a in WORDS for b in WORDS))
@@ -45,6 +48,7 @@ def test_eval_json_on_a_pairs_file(env, tmp_path):
     assert result["uniformity"] < result["raw_uniformity"] - 0.5
 
 
+@pytest.mark.process
 def test_auto_records_its_choice_and_falls_back_to_the_default_without_pairs(env, corpus, pairs, tmp_path):
     r = run_cli("fit", "--corpus", str(corpus), "--method", "auto", "--tune-pairs", str(pairs), env=env)
     assert r.returncode == 0, r.stderr
@@ -59,6 +63,7 @@ def test_auto_records_its_choice_and_falls_back_to_the_default_without_pairs(env
     assert artifact.extra["selection"]["tuned_on"] is None
 
 
+@pytest.mark.process
 def test_eval_auto_warns_when_tuned_on_the_evaluated_pairs(env, pairs):
     r = run_cli("eval", "--pairs", str(pairs), "--method", "auto", "--tune-pairs", str(pairs), "--json", env=env)
     assert r.returncode == 0, r.stderr
@@ -67,6 +72,7 @@ def test_eval_auto_warns_when_tuned_on_the_evaluated_pairs(env, pairs):
     assert result["selection"]["score"] == pytest.approx(result["corrected_spearman"], abs=0.01)
 
 
+@pytest.mark.process
 def test_isotropy_prints_raw_and_corrected(env, corpus, tmp_path):
     r = run_cli("fit", "--corpus", str(corpus), "--alpha", "0.5", "--out", str(tmp_path / "w.npz"), env=env)
     assert r.returncode == 0, r.stderr
@@ -81,6 +87,7 @@ def test_isotropy_prints_raw_and_corrected(env, corpus, tmp_path):
     assert r.returncode == 3 and "--artifact" in r.stderr
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("method", ["flow", "sif"])
 def test_fit_and_eval_with_the_literatures_other_corrections(env, corpus, graded_pairs, tmp_path, method):
     r = run_cli(
@@ -106,6 +113,7 @@ def test_fit_and_eval_with_the_literatures_other_corrections(env, corpus, graded
     assert r.returncode == 2 and "mean or embedding_avg" in r.stderr
 
 
+@pytest.mark.process
 def test_auto_weighs_flow_and_sif_against_its_linear_choice(env, corpus, graded_pairs, tmp_path):
     args = ["--corpus", str(corpus), "--method", "auto", "--tune-pairs", str(graded_pairs), "--flow-seconds", "5"]
     r = run_cli("fit", *args, "--also", "flow", "--also", "sif", "--out", str(tmp_path / "a.npz"), env=env)
@@ -121,6 +129,7 @@ def test_auto_weighs_flow_and_sif_against_its_linear_choice(env, corpus, graded_
     assert r.returncode == 2 and "--also takes flow or sif" in r.stderr
 
 
+@pytest.mark.process
 def test_bad_input_files_exit_2_with_the_line(env, tmp_path):
     r = run_cli("eval", "--pairs", str(tmp_path / "missing.tsv"), env=env)
     assert r.returncode == 2 and "file not found" in r.stderr
@@ -130,6 +139,7 @@ def test_bad_input_files_exit_2_with_the_line(env, tmp_path):
     assert r.returncode == 2 and "bad.tsv:2:" in r.stderr
 
 
+@pytest.mark.process
 @pytest.mark.model
 def test_make_models_reproduces_the_default_backbones_bundled_correction(tmp_path, onnx_graphs):
     """The Makefile's fit for the default backbone (ONNX int8, mean pooling) gives the bundled artifact, same id:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import httpx
+import pytest
 
 from app.core.config import Settings
 from app.services.container import Services
@@ -33,6 +34,7 @@ def drifted_snapshot(env: dict) -> None:
         service.close()
 
 
+@pytest.mark.process
 def test_verify_names_a_snapshots_drift_and_repairs_it(env):
     drifted_snapshot(env)
     found = run_cli("verify", "--json", env=env)
@@ -47,6 +49,7 @@ def test_verify_names_a_snapshots_drift_and_repairs_it(env):
     assert again.returncode == 0 and json.loads(again.stdout)["lexical"]["missing"] == 0
 
 
+@pytest.mark.process
 def test_verify_asks_a_running_server_and_its_metrics_show_the_check(env, tmp_path):
     from app.benchmarks.http import free_port
 

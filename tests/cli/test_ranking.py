@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli.conftest import WORDS, run_cli
 
 
+@pytest.mark.process
 def test_known_items_writes_a_judged_collection_from_plain_texts(env, tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(f"the {a} and the {b} near a {c}" for a in WORDS for b in WORDS for c in WORDS[:4]))
@@ -39,6 +42,7 @@ def test_known_items_writes_a_judged_collection_from_plain_texts(env, tmp_path):
     assert refused.returncode == 2 and "--data" in refused.stderr
 
 
+@pytest.mark.process
 def test_tune_without_judgments_says_so(env):
     done = run_cli("tune", "--collection", "default", env=env)
     assert done.returncode == 2 and "judg" in done.stderr

@@ -9,6 +9,7 @@ import pytest
 from tests.cli.conftest import WORDS, run_cli
 
 
+@pytest.mark.process
 def test_report_writes_the_table_and_plots(env, corpus, graded_pairs, tmp_path):
     out = tmp_path / "report"
     args = ["--fit-corpus", str(corpus), "--test-pairs", str(graded_pairs), "--tune-pairs", str(graded_pairs)]
@@ -45,6 +46,7 @@ def test_report_writes_the_table_and_plots(env, corpus, graded_pairs, tmp_path):
     assert r.returncode == 2 and "unknown pooling 'max'" in r.stderr
 
 
+@pytest.mark.process
 def test_compare_tables_every_method_and_sif_only_where_it_applies(env, corpus, graded_pairs):
     args = ["--fit-corpus", str(corpus), "--test-pairs", str(graded_pairs), "--tune-pairs", str(graded_pairs)]
     r = run_cli("compare", "--pooling", "mean", "--pooling", "cls", "--flow-seconds", "5", *args, "--json", env=env)
@@ -64,6 +66,7 @@ def test_compare_tables_every_method_and_sif_only_where_it_applies(env, corpus, 
     assert r.returncode == 2 and "unknown method 'pca'" in r.stderr
 
 
+@pytest.mark.process
 def test_spaces_draws_a_collections_documents_coloured_by_a_metadata_field(env, tmp_path):
     docs = tmp_path / "docs.jsonl"
     rows = [

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from app.correction.publication import read_artifact_file
 from tests.cli.conftest import run_cli
 
 
+@pytest.mark.process
 def test_eval_search_scores_a_tiny_collection_and_reuses_its_cache(env, tmp_path):
     from tests.offline.test_retrieval import write_collection
 

@@ -15,6 +15,7 @@ from tests.cli.conftest import WORDS, run_cli
 from tests.conftest import free_port, server_env, server_log, start_server, stop_server
 
 
+@pytest.mark.process
 def test_index_adds_documents_idempotently(env, tmp_path):
     docs = tmp_path / "docs.jsonl"
     docs.write_text('{"id": "d1", "text": "the cat sleeps", "metadata": {"k": 1}}\nthe dog barks at night\n')
@@ -24,6 +25,7 @@ def test_index_adds_documents_idempotently(env, tmp_path):
     assert "the store holds 2" in r.stdout
 
 
+@pytest.mark.process
 @pytest.mark.model
 def test_serve_end_to_end_with_embedded_redis_and_restart(tmp_path):
     """`python -m app serve` as `make run` starts it: default backbone, bundled correction, embedded Redis."""
@@ -55,6 +57,7 @@ def test_serve_end_to_end_with_embedded_redis_and_restart(tmp_path):
         stop_server(proc)
 
 
+@pytest.mark.process
 def test_kill_9_during_bulk_ingestion_loses_no_acknowledged_document(tmp_path, embedded_redis_cleanup):
     """A snapshot, writes and deletes after it, then SIGKILL while a client is still ingesting.
 
@@ -137,6 +140,7 @@ def test_kill_9_during_bulk_ingestion_loses_no_acknowledged_document(tmp_path, e
         stop_server(proc)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("extra", "named"),
     [
@@ -152,6 +156,7 @@ def test_serve_refuses_insecure_or_mistyped_settings_at_start_up(env, extra, nam
     assert all(name in r.stderr for name in named), r.stderr[-2000:]
 
 
+@pytest.mark.process
 def test_serving_every_interface_without_keys_is_allowed_when_asked_on_purpose(env, tmp_path):
     port = free_port()
     extra = {"CE_HOST": "0.0.0.0", "CE_ALLOW_UNAUTHENTICATED": "true", "CE_PORT": str(port)}

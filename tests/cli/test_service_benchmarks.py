@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from app.offline.known_items import from_texts, known_items, write_beir
 from tests.cli.conftest import run_cli
 
 
+@pytest.mark.process
 def test_bench_tune_posts_a_judged_collection_and_prints_the_published_choice(tmp_path):
     fruits, colours = "apples pears plums figs dates limes".split(), "red green blue gold".split()
     texts = [f"entry {i} lists {fruits[i % 6]} and {colours[i // 6]}" for i in range(24)]

@@ -55,6 +55,7 @@ def test_off_without_an_endpoint(hashing_settings, monkeypatch):
     assert tracing.install(create_app(hashing_settings)) is None
 
 
+@pytest.mark.process
 def test_a_real_server_sends_its_spans_to_the_otlp_endpoint(tmp_path):
     """`python -m app serve` with OTEL_EXPORTER_OTLP_ENDPOINT: OTLP/HTTP posts reach a collector (here a bare one)."""
     received: list[tuple[str, bytes]] = []

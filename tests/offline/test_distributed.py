@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from app.backbones import build_backbone
 from app.core.config import Settings
@@ -14,6 +15,7 @@ from tests.cli.conftest import run_cli
 from tests.conftest import CORPUS, STS
 
 
+@pytest.mark.process
 def test_fit_on_ray_equals_the_single_process_fit(env, tmp_path):
     corpus = STS / "sts-dev.csv"
     args = ["fit", "--corpus", str(corpus), "--method", "whitening", "--alpha", "0.5", "--dim", "16"]
@@ -28,6 +30,7 @@ def test_fit_on_ray_equals_the_single_process_fit(env, tmp_path):
     assert b.extra["isotropy"]["corrected"]["dim"] == 16
 
 
+@pytest.mark.process
 def test_index_on_ray_writes_the_api_ids_once(env, store, tmp_path):
     docs = tmp_path / "docs.jsonl"
     lines = [json.dumps({"id": "given", "text": "the cat sleeps", "metadata": {"k": 1}})] + CORPUS[:60]

@@ -14,6 +14,7 @@ from tests.cli.conftest import run_cli
 pytestmark = pytest.mark.model
 
 
+@pytest.mark.process
 def test_export_onnx_writes_the_int8_graph_alone_and_checks_it_with_its_bundled_correction(mean_graph, tmp_path):
     graphs = tmp_path / "graphs"
     graphs.mkdir()

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from app.store.redis_store import RedisStore
 from tests.cli.conftest import run_cli
 from tests.conftest import ROOT
@@ -17,6 +19,7 @@ from tests.conftest import ROOT
 TOTAL = 40_000
 
 
+@pytest.mark.process
 def test_a_killed_ingestion_resumes_after_its_last_acknowledged_batch(env, redis_url, key_prefix, tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(
@@ -59,6 +62,7 @@ def test_a_killed_ingestion_resumes_after_its_last_acknowledged_batch(env, redis
         store.close()
 
 
+@pytest.mark.process
 def test_a_changed_document_is_encoded_again_and_another_file_at_the_path_starts_over(env, tmp_path):
     corpus = tmp_path / "c.txt"
     corpus.write_text("first text\nsecond text\n")

@@ -133,6 +133,7 @@ def test_a_collection_fit_reads_one_vector_per_document_however_many_passages(se
         service.close()
 
 
+@pytest.mark.process
 def test_a_working_folder_left_by_a_killed_process_is_removed_and_a_live_ones_kept(tmp_path, monkeypatch):
     import subprocess
     import sys

@@ -29,6 +29,7 @@ def expected_top(c: httpx.Client, query: str, k: int, *, even: bool = False) -> 
     return ranked[:k]
 
 
+@pytest.mark.process
 def test_a_sharded_server_answers_as_brute_force_and_says_partial_while_a_shard_is_down(tmp_path):
     models = tmp_path / "models"
     backbone = build_backbone(Settings(backbone="hashing"))

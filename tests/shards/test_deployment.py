@@ -41,6 +41,7 @@ def until(check, timeout=120.0):
     raise AssertionError(f"not within {timeout} s")
 
 
+@pytest.mark.process
 def test_four_shards_answer_as_one_index_follow_writes_and_survive_a_killed_shard(
     cluster, store, redis_url, make_settings
 ):

@@ -18,6 +18,7 @@ def server_pid(folder) -> int | None:
     return EmbeddedRedis(folder)._server_pid()
 
 
+@pytest.mark.process
 def test_a_server_killed_with_9_leaves_no_redis_server_after_the_next_ones_sigterm(tmp_path):
     port = free_port()
     env, base = server_env(tmp_path, port, CE_BACKBONE="hashing"), f"http://127.0.0.1:{port}"

@@ -7,6 +7,7 @@ import threading
 import time
 
 import httpx
+import pytest
 
 from app.offline.fit import fit_artifact
 from app.services.container import Services
@@ -20,6 +21,7 @@ def text(name: str, n: int) -> str:
     return f"{name} {WORDS[n % 16]} {WORDS[n * 7 % 16]} number{n}"
 
 
+@pytest.mark.process
 def test_kill_9_during_ingestion_into_two_collections_loses_nothing_and_mixes_nothing(tmp_path, redis_url, key_prefix):
     port = free_port()
     base = f"http://127.0.0.1:{port}"

@@ -7,10 +7,12 @@ import json
 import time
 
 import httpx
+import pytest
 
 from tests.conftest import free_port, server_env, server_log, start_server, stop_server, until_loaded
 
 
+@pytest.mark.process
 def test_a_collection_on_a_pooling_not_exported_yet_answers_at_once_then_serves_and_a_failure_shows(
     tmp_path, tiny_bert
 ):
