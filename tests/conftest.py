@@ -23,6 +23,7 @@ from app.core.config import Settings
 from app.correction import CorrectionArtifact, CovarianceStats, fit_correction
 from app.correction.artifact import BackboneRef, CorpusRef
 from app.store.embedded import EmbeddedRedis
+from app.store.local_cluster import LocalRedisCluster
 from app.store.redis_store import RedisStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +45,15 @@ def redis_url(tmp_path_factory) -> Iterator[str]:
     url = server.start()
     yield url
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory) -> Iterator[LocalRedisCluster]:
+    """A Redis Cluster of 3 primaries with a replica each, for the session (tests kill nodes of their own only)."""
+    cluster = LocalRedisCluster(tmp_path_factory.mktemp("redis-cluster"))
+    cluster.start()
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture

@@ -7,8 +7,9 @@ from pathlib import Path
 from tests.conftest import CROSS_PROCESS_FOLDERS, ROOT
 
 TESTS = ROOT / "tests"
-STARTERS = {"start_server", "run_cli", "keyed_server"}  # the shared helpers that start a child process
+STARTERS = {"start_server", "run_cli", "keyed_server", "LocalRedisCluster"}  # helpers that start child processes
 STARTING_MODULES = {"subprocess", "ray"}  # any call on these modules starts (or joins) another process
+STARTING_FIXTURES = {"redis_cluster"}  # shared fixtures that start child processes
 
 
 def starts_directly(node: ast.AST) -> bool:
@@ -31,7 +32,7 @@ def used_names(fn: ast.FunctionDef) -> set[str]:
 def starting_functions(tree: ast.Module) -> set[str]:
     """The module's functions (tests, fixtures, helpers) that start a process, directly or through one another."""
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
-    starting = {name for name, fn in functions.items() if starts_directly(fn)}
+    starting = {name for name, fn in functions.items() if starts_directly(fn) or used_names(fn) & STARTING_FIXTURES}
     while grown := {name for name, fn in functions.items() if name not in starting and used_names(fn) & starting}:
         starting |= grown
     return starting

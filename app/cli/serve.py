@@ -96,7 +96,9 @@ def _index_on_ray(docs, address: str | None, workers: int) -> None:
             written = index_on_ray(settings, docs, workers=workers)
     except ValueError as exc:
         raise fail(str(exc), EXIT_BAD_INPUT) from None
-    store = RedisStore.from_url(settings.redis_url, prefix=settings.key_prefix)
+    store = RedisStore.from_url(
+        settings.redis_url, prefix=settings.key_prefix, wait_replicas=settings.redis_wait_replicas
+    )
     key = offline_backbone(settings).fingerprint  # the default collection's key
     typer.echo(f"indexed {written} documents on Ray; the store holds {store.documents.count(key)}")
     store.close()

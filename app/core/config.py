@@ -185,7 +185,14 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(
         None,
         validation_alias=AliasChoices("CE_REDIS_URL", "REDIS_URL"),
-        description="External Redis; unset = an embedded redis-server with its files in data_dir.",
+        description="External Redis (redis+cluster://host:port for a Redis Cluster, any node of it); unset = an "
+        "embedded redis-server with its files in data_dir.",
+    )
+    redis_wait_replicas: int | None = Field(
+        None,
+        ge=0,
+        description="Replicas a document write must reach before it is acknowledged (WAIT; else 503, safe to "
+        "retry); unset: 1 on a cluster, 0 on one Redis.",
     )
     data_dir: Path = Field(
         Path("var"), description="Embedded Redis data and fitted artifacts; relative to the working folder."

@@ -113,7 +113,9 @@ class _DocumentWriter:
         settings = Settings.model_validate_json(settings_json)
         self.backbone = build_backbone(settings)
         self.split = splitter_for(self.backbone, settings)
-        self.store = RedisStore.from_url(settings.redis_url, prefix=settings.key_prefix)
+        self.store = RedisStore.from_url(
+            settings.redis_url, prefix=settings.key_prefix, wait_replicas=settings.redis_wait_replicas
+        )
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         from app.services.documents import document_records

@@ -31,7 +31,7 @@ def connect_store(settings: Settings) -> tuple[RedisStore, EmbeddedRedis | None]
     if not url:
         embedded = EmbeddedRedis(settings.data_dir / "redis")
         url = embedded.start()
-    return RedisStore.from_url(url, prefix=settings.key_prefix), embedded
+    return RedisStore.from_url(url, prefix=settings.key_prefix, wait_replicas=settings.redis_wait_replicas), embedded
 
 
 class Services:

@@ -11,7 +11,7 @@ class ArtifactStore(KeyedStore):
     """Moves artifact bytes; the `current` pointer moves in the same transaction as a new version."""
 
     def _key(self, fingerprint: str, suffix: str) -> str:
-        return f"{self.prefix}:artifact:{fingerprint}:{suffix}"
+        return self.owned_key("artifact", fingerprint, suffix)
 
     @store_call
     def put(self, fingerprint: str, artifact_id: str, data: bytes, *, make_current: bool) -> None:

@@ -8,6 +8,7 @@ import logging
 import redis
 
 from app.core.errors import StoreUnavailable
+from app.store.keys import owned
 
 log = logging.getLogger(__name__)
 
@@ -32,3 +33,7 @@ class KeyedStore:
     def __init__(self, client: redis.Redis, prefix: str):
         self.client = client
         self.prefix = prefix
+
+    def owned_key(self, kind: str, owner: str, *rest: str) -> str:
+        """A key in `owner`'s hash slot (store/keys.py): what one transaction writes together shares it."""
+        return owned(self.prefix, kind, owner, *rest)

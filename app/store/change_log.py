@@ -26,6 +26,13 @@ def change_key(change_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
+def parsed(fields: dict | list) -> tuple[str, list[str]]:
+    """An entry's operation and ids; a cluster's transaction hands the fields back as a flat list, unparsed."""
+    if isinstance(fields, list):
+        fields = dict(zip(fields[::2], fields[1::2], strict=True))
+    return fields[b"op"].decode(), json.loads(fields[b"ids"])
+
+
 # Trim a change log and move its marker, only ever forward: two replicas snapshotting at different positions
 # must not let the marker fall back behind entries that are gone (a reader would then miss them unawares).
 _TRIM_FORWARD = """
@@ -51,10 +58,10 @@ class ChangeLog(KeyedStore):
         self._trim_forward = client.register_script(_TRIM_FORWARD)
 
     def key(self, collection_key: str) -> str:
-        return f"{self.prefix}:changes:{collection_key}"
+        return self.owned_key("changes", collection_key)
 
     def _trimmed_key(self, collection_key: str) -> str:
-        return f"{self.key(collection_key)}:trimmed"
+        return self.owned_key("changes", collection_key, "trimmed")
 
     def append(self, pipe, collection_key: str, op: str, doc_ids: Sequence[str]) -> None:
         """Queue an entry on the writer's transaction, so documents and their entry land together."""
@@ -74,10 +81,7 @@ class ChangeLog(KeyedStore):
         pipe.xrange(self.key(collection_key), min=f"({after}", count=count)
         pipe.get(self._trimmed_key(collection_key))
         entries, trimmed = pipe.execute()
-        changes = [
-            Change(entry_id.decode(), fields[b"op"].decode(), json.loads(fields[b"ids"]))
-            for entry_id, fields in entries
-        ]
+        changes = [Change(entry_id.decode(), *parsed(fields)) for entry_id, fields in entries]
         return changes, trimmed.decode() if trimmed is not None else "0-0"
 
     @store_call

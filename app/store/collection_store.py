@@ -41,7 +41,7 @@ class CollectionStore:
     @store_call
     def update(self, name: str, change: Callable[[bytes], bytes]) -> bool:
         """Replace a collection's settings with `change(old)` unless it was deleted meanwhile (then False)."""
-        with self.client.pipeline() as pipe:
+        with self.client.pipeline(transaction=True) as pipe:  # a cluster watches only in a transaction's pipeline
             while True:
                 try:
                     pipe.watch(self._key)

@@ -9,6 +9,7 @@ import redis
 
 from app.store.calls import KeyedStore, store_call
 from app.store.change_log import ChangeLog
+from app.store.transactions import Transactions
 
 
 @dataclass(frozen=True)
@@ -28,38 +29,45 @@ class DocumentRecord:
 class DocumentStore(KeyedStore):
     """A hash per document and a set of ids per collection; writes and their change-log entry in one transaction."""
 
-    def __init__(self, client: redis.Redis, prefix: str, changes: ChangeLog):
+    def __init__(self, client: redis.Redis, prefix: str, changes: ChangeLog, transactions: Transactions):
         super().__init__(client, prefix)
         self._changes = changes
+        self._transactions = transactions
 
     def _doc_key(self, collection_key: str, doc_id: str) -> str:
-        return f"{self.prefix}:doc:{collection_key}:{doc_id}"
+        return self.owned_key("doc", collection_key, doc_id)
 
     def _ids_key(self, collection_key: str) -> str:
-        return f"{self.prefix}:docs:{collection_key}"
+        return self.owned_key("docs", collection_key)
 
     @store_call
     def put(self, collection_key: str, docs: Sequence[DocumentRecord]) -> str:
-        """Write all documents and their change-log entry in one MULTI/EXEC; returns the entry's id."""
-        pipe = self.client.pipeline(transaction=True)
-        for doc in docs:
-            key = self._doc_key(collection_key, doc.id)
-            pipe.delete(key)
-            fields = {"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector, "dtype": doc.vector_dtype}
-            pipe.hset(key, mapping={**fields, "passages": doc.passages} if doc.passages else fields)
-            pipe.sadd(self._ids_key(collection_key), doc.id)
-        self._changes.append(pipe, collection_key, "upsert", [d.id for d in docs])
-        return pipe.execute()[-1].decode()
+        """Write all documents and their change-log entry in one MULTI/EXEC, kept as the store promises (see
+        Transactions); returns the entry's id."""
+
+        def queue(pipe) -> None:
+            for doc in docs:
+                key = self._doc_key(collection_key, doc.id)
+                pipe.delete(key)
+                fields = {"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector}
+                fields |= {"dtype": doc.vector_dtype, **({"passages": doc.passages} if doc.passages else {})}
+                pipe.hset(key, mapping=fields)
+                pipe.sadd(self._ids_key(collection_key), doc.id)
+            self._changes.append(pipe, collection_key, "upsert", [d.id for d in docs])
+
+        return self._transactions.run(self._ids_key(collection_key), queue)[-1].decode()
 
     @store_call
     def delete(self, collection_key: str, doc_ids: Sequence[str]) -> tuple[int, str]:
         """Remove documents and log it, in one transaction; returns how many existed and the entry's id."""
-        pipe = self.client.pipeline(transaction=True)
-        for doc_id in doc_ids:
-            pipe.delete(self._doc_key(collection_key, doc_id))
-            pipe.srem(self._ids_key(collection_key), doc_id)
-        self._changes.append(pipe, collection_key, "delete", doc_ids)
-        results = pipe.execute()
+
+        def queue(pipe) -> None:
+            for doc_id in doc_ids:
+                pipe.delete(self._doc_key(collection_key, doc_id))
+                pipe.srem(self._ids_key(collection_key), doc_id)
+            self._changes.append(pipe, collection_key, "delete", doc_ids)
+
+        results = self._transactions.run(self._ids_key(collection_key), queue)
         return sum(int(r) for r in results[:-1:2]), results[-1].decode()
 
     @store_call

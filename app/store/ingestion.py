@@ -9,7 +9,7 @@ class IngestionCheckpoints(KeyedStore):
     """Moves each corpus's checkpoint as bytes under its collection; knows nothing of what they say."""
 
     def _key(self, collection_key: str) -> str:
-        return f"{self.prefix}:ingestion:{collection_key}"
+        return self.owned_key("ingestion", collection_key)
 
     @store_call
     def get(self, collection_key: str, source: str) -> bytes | None:

@@ -13,10 +13,10 @@ class JudgmentStore(KeyedStore):
     """A hash per collection, field `query SEP document id`, value the grade; and the tuned ranking beside it."""
 
     def _key(self, collection_key: str) -> str:
-        return f"{self.prefix}:judgments:{collection_key}"
+        return self.owned_key("judgments", collection_key)
 
     def _ranking_key(self, collection_key: str) -> str:
-        return f"{self.prefix}:ranking:{collection_key}"
+        return self.owned_key("ranking", collection_key)
 
     @store_call
     def put(self, collection_key: str, judged: list[tuple[str, str, int]]) -> int:

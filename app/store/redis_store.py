@@ -13,30 +13,50 @@ from app.store.collection_store import CollectionStore
 from app.store.documents import DocumentStore
 from app.store.ingestion import IngestionCheckpoints
 from app.store.judgments import JudgmentStore
+from app.store.migration import ensure_layout
 from app.store.replicas import ReplicaPositions
+from app.store.transactions import Transactions
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+
+
+def connect(url: str) -> redis.Redis:
+    """A client of one Redis, or of a Redis Cluster when the scheme says so (the same commands, routed by slot)."""
+    scheme, _, rest = url.partition("://")
+    if scheme in CLUSTER_SCHEMES:
+        return redis.RedisCluster.from_url(
+            f"{CLUSTER_SCHEMES[scheme]}://{rest}", socket_timeout=5, socket_connect_timeout=2
+        )
+    return redis.Redis.from_url(
+        url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10, retry_on_timeout=True
+    )
 
 
 class RedisStore:
     """Key layout under `prefix`: artifacts by backbone fingerprint; documents, change log, replica positions,
     ingestion checkpoints, judgments and the ranking tuned on them by collection key; collections' settings by name."""
 
-    def __init__(self, client: redis.Redis, prefix: str = "ce"):
+    def __init__(self, client: redis.Redis, prefix: str = "ce", *, wait_replicas: int | None = None):
         self.client = client
         self.prefix = prefix
+        clustered = isinstance(client, redis.RedisCluster)
+        self.wait_replicas = (1 if clustered else 0) if wait_replicas is None else wait_replicas
         self.artifacts = ArtifactStore(client, prefix)
         self.changes = ChangeLog(client, prefix)
-        self.documents = DocumentStore(client, prefix, self.changes)
+        self.documents = DocumentStore(client, prefix, self.changes, Transactions(client, self.wait_replicas))
         self.replicas = ReplicaPositions(client, prefix)
         self.collections = CollectionStore(client, prefix)
         self.ingestion = IngestionCheckpoints(client, prefix)
         self.judgments = JudgmentStore(client, prefix)
 
     @classmethod
-    def from_url(cls, url: str, prefix: str = "ce") -> RedisStore:
-        client = redis.Redis.from_url(
-            url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10, retry_on_timeout=True
-        )
-        return cls(client, prefix)
+    def from_url(cls, url: str, prefix: str = "ce", *, wait_replicas: int | None = None) -> RedisStore:
+        """The store at `url` (`redis+cluster://host:port`: a Redis Cluster, any node of it), its dataset brought to
+        the current key layout first; a document write is acknowledged once `wait_replicas` replicas have it
+        (None: one on a cluster, none on one Redis, whose append-only file is the promise)."""
+        client = connect(url)
+        ensure_layout(client, prefix)
+        return cls(client, prefix, wait_replicas=wait_replicas)
 
     def close(self) -> None:
         self.client.close()

@@ -11,7 +11,7 @@ class ReplicaPositions(KeyedStore):
     """Each replica's applied change-log entry under a key that expires unless the replica reports again."""
 
     def _key(self, collection_key: str, replica: str) -> str:
-        return f"{self.prefix}:changes:{collection_key}:at:{replica}"
+        return self.owned_key("changes", collection_key, "at", replica)
 
     def _keys(self, collection_key: str) -> list[bytes]:
         pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._key(collection_key, "")) + "*"

@@ -37,7 +37,8 @@ def test_a_record_written_before_dtypes_were_kept_reads_as_float32(store):
     vector = np.ones((1, 4), dtype=np.float32)
     store.documents.put("c", [DocumentRecord("new", "t", "{}", *to_stored(vector)[:1], "", "float16")])
     store.client.hset(
-        f"{store.documents.prefix}:doc:c:old", mapping={"text": "t", "metadata": "{}", "vector": vector.tobytes()}
+        store.documents.owned_key("doc", "c", "old"),
+        mapping={"text": "t", "metadata": "{}", "vector": vector.tobytes()},
     )
     new, old = store.documents.get("c", ["new", "old"])
     assert (new.vector_dtype, old.vector_dtype) == ("float16", "float32")

@@ -38,7 +38,7 @@ def test_a_killed_ingestion_resumes_after_its_last_acknowledged_batch(env, redis
         time.sleep(0.5)
         proc.send_signal(signal.SIGKILL)
         assert proc.wait(timeout=10) == -signal.SIGKILL
-        (collection_key,) = [k.decode().split(":ingestion:", 1)[1] for k in keys]
+        (collection_key,) = [k.decode().split(":ingestion:", 1)[1].strip("{}") for k in keys]
         checkpoint = json.loads(store.client.hvals(keys[0])[0])
         stored = store.documents.count(collection_key)
         assert 0 < checkpoint["lineno"] <= stored < TOTAL  # killed mid-run, after some batches

@@ -1,0 +1,59 @@
+"""A write acknowledged only once it is kept as promised: one MULTI/EXEC on the node that holds its slot, then WAIT on
+the same connection until `replicas` replicas have it (Redis Cluster replicates asynchronously: a primary killed
+before its replica has a write loses it)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import redis
+from redis.client import Pipeline
+
+RETRY_SECONDS = 15.0  # how long a write keeps trying while a cluster fails over (node timeout 1 s: about 3 s here)
+WAIT_MS = 2000  # how long a write waits for its replicas before it is refused
+MOVING = ("MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN", "EXECABORT", "READONLY")  # a slot changing hands
+
+
+class TooFewReplicas(redis.RedisError):
+    """The write is on its primary but fewer replicas than asked have it: not acknowledged (a retry is safe)."""
+
+
+class Transactions:
+    """Runs queued commands as one transaction in the slot of their key, waiting for `replicas` replicas after."""
+
+    def __init__(self, client: redis.Redis, replicas: int = 0):
+        self.client = client
+        self.replicas = replicas
+
+    def run(self, key: str, queue: Callable[[Pipeline], None]) -> list:
+        """`queue`'s commands' replies (unparsed, as EXEC gives them); retried while the slot changes hands."""
+        deadline = time.monotonic() + RETRY_SECONDS
+        while True:
+            try:
+                return self._once(key, queue)
+            except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as exc:
+                clustered = isinstance(self.client, redis.RedisCluster)
+                moving = isinstance(exc, redis.ConnectionError | redis.TimeoutError) or str(exc).startswith(MOVING)
+                if not clustered or not moving or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.25)
+                self.client.nodes_manager.initialize()  # learn who serves the slot now
+
+    def _once(self, key: str, queue: Callable[[Pipeline], None]) -> list:
+        node = self.client
+        if isinstance(node, redis.RedisCluster):
+            node = node.get_node_from_key(key).redis_connection
+        pipe = Pipeline(node.connection_pool, {}, transaction=False, shard_hint=None)  # one connection, raw replies
+        pipe.execute_command("MULTI")
+        queue(pipe)
+        pipe.execute_command("EXEC")
+        if self.replicas:
+            pipe.execute_command("WAIT", self.replicas, WAIT_MS)
+        replies = pipe.execute()
+        done = replies[-2] if self.replicas else replies[-1]
+        if done is None:
+            raise redis.ResponseError("EXECABORT the transaction was discarded")
+        if self.replicas and replies[-1] < self.replicas:
+            raise TooFewReplicas(f"the write reached {replies[-1]} of the {self.replicas} replicas it must reach")
+        return done

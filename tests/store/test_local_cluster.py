@@ -1,0 +1,90 @@
+"""A local Redis Cluster: the store's keys spread over its slots, and a primary killed while documents are written
+loses none that was acknowledged; writes resume once its replica has taken over and it is back as a replica."""
+
+import threading
+import time
+
+import pytest
+import redis
+
+from app.core.errors import StoreUnavailable
+from app.store import DocumentRecord, RedisStore
+from app.store.local_cluster import LocalRedisCluster
+
+pytestmark = pytest.mark.process
+
+
+def keys_on_primaries(cluster: LocalRedisCluster, pattern: str) -> dict[int, int]:
+    """How many keys match `pattern` on each live primary."""
+    counts = {}
+    for port in cluster.live():
+        node = cluster.node(port)
+        if node.info("replication")["role"] == "master":
+            counts[port] = sum(1 for _ in node.scan_iter(match=pattern, count=1000))
+    return counts
+
+
+def test_collections_spread_over_the_primaries_and_a_dropped_one_leaves_no_key(redis_cluster, key_prefix):
+    store = RedisStore.from_url(redis_cluster.url, prefix=key_prefix)
+    for c in range(12):
+        store.documents.put(f"collection:c{c}:1", [DocumentRecord(f"d{i}", "t", "{}", b"") for i in range(10)])
+    held = keys_on_primaries(redis_cluster, f"{key_prefix}:docs:*")
+    assert len(held) == 3 and all(n > 0 for n in held.values())  # every primary holds some collections
+    store.judgments.put("collection:c0:1", [("q", "d1", 2)])
+    store.replicas.report("collection:c0:1", "r1", "1-0", 60)
+    assert store.drop_collection("collection:c0:1") == 10
+    assert sum(keys_on_primaries(redis_cluster, f"{key_prefix}:*{{collection:c0:1}}*").values()) == 0
+    assert store.documents.count("collection:c1:1") == 10
+
+
+def test_a_primary_killed_mid_ingestion_loses_no_acknowledged_document(tmp_path, key_prefix):
+    cluster = LocalRedisCluster(tmp_path / "cluster")
+    store = RedisStore.from_url(cluster.start(), prefix=key_prefix)
+    acknowledged, refused, stop = [], [], threading.Event()
+
+    def ingest():
+        batch = 0
+        while not stop.is_set():
+            ids = [f"d{batch}-{j}" for j in range(20)]
+            try:
+                store.documents.put("c", [DocumentRecord(i, f"text {i}", "{}", b"v") for i in ids])
+                acknowledged.extend(ids)
+            except StoreUnavailable as exc:
+                refused.append(exc.message)
+            batch += 1
+
+    writer = threading.Thread(target=ingest)
+    writer.start()
+    try:
+        until(lambda: len(acknowledged) >= 400)
+        primary = cluster.primary_of("{c}")
+        cluster.kill(primary)
+        until(lambda: cluster.primary_of("{c}") != primary)  # its replica took over
+        seen = len(refused)
+        until(lambda: len(refused) > seen)  # the new primary has no replica: a write is not acknowledged
+        cluster.start_node(primary)  # back, as the new primary's replica
+        resumed_from = len(acknowledged)
+        until(lambda: len(acknowledged) >= resumed_from + 400)
+    finally:
+        stop.set()
+        writer.join()
+    fresh = RedisStore.from_url(cluster.url, prefix=key_prefix)
+    found = fresh.documents.get("c", acknowledged)
+    assert [d.id for d in found if d is not None] == acknowledged  # every acknowledged document is kept
+    assert any("TooFewReplicas" in m for m in refused)
+    cluster.stop()
+
+
+def until(check, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_node_is_found_by_its_slot_and_an_unknown_port_has_no_replica(redis_cluster):
+    primary = redis_cluster.primary_of("{anything}")
+    replica = redis_cluster.replica_of(primary)
+    assert replica != primary and redis.Redis(port=replica).info("replication")["role"] == "slave"
+    with pytest.raises(LookupError, match="no live replica"):
+        redis_cluster.replica_of(1)
