@@ -18,6 +18,7 @@ from app.cli.reports import compare, report, spaces
 from app.cli.search_eval import eval_search
 from app.cli.serve import index_documents, serve
 from app.cli.service_benchmarks import bench_fairness, bench_tune
+from app.cli.store import copy_store
 
 cli = typer.Typer(
     help="Corrected sentence embeddings: fit a correction offline, evaluate it, index documents, serve.",
@@ -33,6 +34,7 @@ for name, command in (
     ("verify", verify),
     ("export", export_collection),
     ("import", import_collection),
+    ("copy-store", copy_store),
     ("eval", evaluate),
     ("eval-search", eval_search),
     ("known-items", known_items),
