@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from app.store.keys import shard_of
 
 
 @dataclass(frozen=True)
@@ -28,12 +29,6 @@ class Shard:
 
     def held(self, doc_ids: Iterable[str]) -> list[str]:
         return [d for d in doc_ids if self.holds(d)]
-
-
-def shard_of(doc_id: str, count: int) -> int:
-    """A stable hash (the same in every process and Python, unlike `hash`), so any process can route an id."""
-    digest = hashlib.blake2b(doc_id.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") % count
 
 
 def merged(per_shard: Sequence[Sequence[tuple[str, float]]], k: int) -> list[tuple[str, float]]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import redis
 
 from app.store.calls import KeyedStore, store_call
+from app.store.keys import parts_of
 
 
 @dataclass(frozen=True)
@@ -97,4 +98,5 @@ class ChangeLog(KeyedStore):
 
     @store_call
     def drop(self, collection_key: str) -> None:
-        self.client.delete(self.key(collection_key), self._trimmed_key(collection_key))
+        for part in {collection_key, *parts_of(collection_key)}:
+            self.client.delete(self.key(part), self._trimmed_key(part))

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import redis
 
 from app.store.calls import KeyedStore, store_call
 from app.store.change_log import ChangeLog
+from app.store.keys import part_holding, parts_of
 from app.store.transactions import Transactions
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,15 @@ class DocumentRecord:
     vector: bytes
     passages: str = ""
     vector_dtype: str = "float32"
+
+
+def by_part(collection_key: str, items: Sequence[T], id_of: Callable[[T], str]) -> dict[str, list[T]]:
+    """`items` grouped by the part of the collection that holds each (one group unless it is partitioned; an empty
+    one too, so that even an empty write is logged, as it always was)."""
+    groups: dict[str, list[T]] = {} if parts_of(collection_key) != [collection_key] else {collection_key: []}
+    for item in items:
+        groups.setdefault(part_holding(collection_key, id_of(item)), []).append(item)
+    return groups
 
 
 class DocumentStore(KeyedStore):
@@ -42,40 +55,49 @@ class DocumentStore(KeyedStore):
 
     @store_call
     def put(self, collection_key: str, docs: Sequence[DocumentRecord]) -> str:
-        """Write all documents and their change-log entry in one MULTI/EXEC, kept as the store promises (see
-        Transactions); returns the entry's id."""
+        """Write the documents and their change-log entry in one MULTI/EXEC per part of the collection (one part
+        unless it is partitioned), each kept as the store promises (see Transactions); returns the last entry's id.
+        A failure between parts leaves the earlier parts written: not acknowledged, and safe to write again."""
+        entry = ""
+        for part, batch in by_part(collection_key, docs, lambda d: d.id).items():
 
-        def queue(pipe) -> None:
-            for doc in docs:
-                key = self._doc_key(collection_key, doc.id)
-                pipe.delete(key)
-                fields = {"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector}
-                fields |= {"dtype": doc.vector_dtype, **({"passages": doc.passages} if doc.passages else {})}
-                pipe.hset(key, mapping=fields)
-                pipe.sadd(self._ids_key(collection_key), doc.id)
-            self._changes.append(pipe, collection_key, "upsert", [d.id for d in docs])
+            def queue(pipe, part=part, batch=batch) -> None:
+                for doc in batch:
+                    key = self._doc_key(part, doc.id)
+                    pipe.delete(key)
+                    fields = {"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector}
+                    fields |= {"dtype": doc.vector_dtype, **({"passages": doc.passages} if doc.passages else {})}
+                    pipe.hset(key, mapping=fields)
+                    pipe.sadd(self._ids_key(part), doc.id)
+                self._changes.append(pipe, part, "upsert", [d.id for d in batch])
 
-        return self._transactions.run(self._ids_key(collection_key), queue)[-1].decode()
+            entry = self._transactions.run(self._ids_key(part), queue)[-1].decode()
+        return entry
 
     @store_call
     def delete(self, collection_key: str, doc_ids: Sequence[str]) -> tuple[int, str]:
-        """Remove documents and log it, in one transaction; returns how many existed and the entry's id."""
+        """Remove documents and log it, in one transaction per part; returns how many existed and the last entry's
+        id."""
+        existed, entry = 0, ""
+        for part, ids in by_part(collection_key, doc_ids, str).items():
 
-        def queue(pipe) -> None:
-            for doc_id in doc_ids:
-                pipe.delete(self._doc_key(collection_key, doc_id))
-                pipe.srem(self._ids_key(collection_key), doc_id)
-            self._changes.append(pipe, collection_key, "delete", doc_ids)
+            def queue(pipe, part=part, ids=ids) -> None:
+                for doc_id in ids:
+                    pipe.delete(self._doc_key(part, doc_id))
+                    pipe.srem(self._ids_key(part), doc_id)
+                self._changes.append(pipe, part, "delete", ids)
 
-        results = self._transactions.run(self._ids_key(collection_key), queue)
-        return sum(int(r) for r in results[:-1:2]), results[-1].decode()
+            results = self._transactions.run(self._ids_key(part), queue)
+            existed, entry = existed + sum(int(r) for r in results[:-1:2]), results[-1].decode()
+        return existed, entry
 
     @store_call
     def get(self, collection_key: str, doc_ids: Sequence[str]) -> list[DocumentRecord | None]:
         """Documents in the order asked for; None where an id is unknown."""
         pipe = self.client.pipeline(transaction=False)
         for doc_id in doc_ids:
-            pipe.hmget(self._doc_key(collection_key, doc_id), "text", "metadata", "vector", "passages", "dtype")
+            key = self._doc_key(part_holding(collection_key, doc_id), doc_id)
+            pipe.hmget(key, "text", "metadata", "vector", "passages", "dtype")
         out: list[DocumentRecord | None] = []
         for doc_id, (text, meta, vec, spans, dtype) in zip(doc_ids, pipe.execute(), strict=True):
             if text is None:
@@ -92,12 +114,12 @@ class DocumentStore(KeyedStore):
         reads of every document, without its text or vectors."""
         pipe = self.client.pipeline(transaction=False)
         for doc_id in doc_ids:
-            pipe.hmget(self._doc_key(collection_key, doc_id), "metadata", "passages")
+            pipe.hmget(self._doc_key(part_holding(collection_key, doc_id), doc_id), "metadata", "passages")
         return [None if meta is None else (spans or b"").decode() for meta, spans in pipe.execute()]
 
     @store_call
     def count(self, collection_key: str) -> int:
-        return int(self.client.scard(self._ids_key(collection_key)))
+        return sum(int(self.client.scard(self._ids_key(part))) for part in parts_of(collection_key))
 
     def scan(self, collection_key: str, batch: int = 1000) -> Iterator[list[DocumentRecord]]:
         """Every stored document, in batches (SSCAN, so a large corpus never sits in one reply)."""
@@ -105,14 +127,15 @@ class DocumentStore(KeyedStore):
             yield [d for d in self.get(collection_key, ids) if d is not None]
 
     def ids(self, collection_key: str, batch: int = 1000) -> Iterator[list[str]]:
-        """Every stored document's id, in batches (SSCAN: one may come twice while Redis rehashes)."""
-        cursor = 0
-        while True:
-            cursor, ids = self._scan_ids(collection_key, cursor, batch)
-            if ids:
-                yield [i.decode() for i in ids]
-            if cursor == 0:
-                return
+        """Every stored document's id, in batches, part after part (SSCAN: one may come twice while Redis rehashes)."""
+        for part in parts_of(collection_key):
+            cursor = 0
+            while True:
+                cursor, ids = self._scan_ids(part, cursor, batch)
+                if ids:
+                    yield [i.decode() for i in ids]
+                if cursor == 0:
+                    break
 
     @store_call
     def _scan_ids(self, collection_key: str, cursor: int, batch: int) -> tuple[int, list[bytes]]:
@@ -122,7 +145,8 @@ class DocumentStore(KeyedStore):
     def drop(self, collection_key: str, batch: int = 500) -> int:
         """Delete every document of a collection, a batch of ids at a time; returns how many there were."""
         dropped = 0
-        while ids := self.client.spop(self._ids_key(collection_key), batch):
-            self.client.delete(*(self._doc_key(collection_key, doc_id.decode()) for doc_id in ids))
-            dropped += len(ids)
+        for part in parts_of(collection_key):
+            while ids := self.client.spop(self._ids_key(part), batch):
+                self.client.delete(*(self._doc_key(part, doc_id.decode()) for doc_id in ids))
+                dropped += len(ids)
         return dropped

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from app.store.calls import KeyedStore, store_call
+from app.store.keys import parts_of
 
 
 class ReplicaPositions(KeyedStore):
@@ -34,5 +35,6 @@ class ReplicaPositions(KeyedStore):
 
     @store_call
     def drop(self, collection_key: str) -> None:
-        if keys := self._keys(collection_key):
-            self.client.delete(*keys)
+        for part in {collection_key, *parts_of(collection_key)}:
+            if keys := self._keys(part):
+                self.client.delete(*keys)
