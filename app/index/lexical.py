@@ -28,6 +28,9 @@ WRITER_HEAP = 32_000_000  # bytes the writer buffers before it flushes a segment
 OWNER = ".owner.lock"  # flock-ed while its process lives: a folder whose lock can be taken was abandoned
 LOCKS = (".tantivy-writer.lock", ".tantivy-meta.lock", OWNER)
 ABANDON_AFTER = 60.0  # seconds a working folder must have existed before another process may judge it abandoned
+# A shard's index holds one document more, whose one word no text has: BM25 explains itself on it, giving the
+# shard's document and token counts, which shards add up into the statistics of the whole collection.
+SENTINEL_ID, SENTINEL_TEXT = "\x00statistics", "qqcestatisticssentinelqq"
 
 
 @dataclass(frozen=True)
@@ -64,9 +67,10 @@ def _schema() -> tantivy.Schema:
 class LexicalIndex:
     """BM25 over one collection's documents, keyed by document id; writes are staged, then made visible by `commit`."""
 
-    def __init__(self, folder: Path, analyzer: Analyzer):
+    def __init__(self, folder: Path, analyzer: Analyzer, *, sentinel: bool = False):
         self.folder = Path(folder)
         self.analyzer = analyzer
+        self.sentinel = sentinel  # holds the statistics sentinel (a shard's index: see global_bm25)
         self.folder.mkdir(parents=True, exist_ok=True)
         self._owner = os.open(self.folder / OWNER, os.O_CREAT | os.O_RDWR)
         fcntl.flock(self._owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -83,6 +87,13 @@ class LexicalIndex:
         self._lock = threading.Lock()  # one writer; commits and snapshots do not interleave
         self._index.reload()
         self._searcher = self._index.searcher()
+        if sentinel and not self._searcher.doc_freq(BODY, self.sentinel_term):
+            self.upsert([SENTINEL_ID], [SENTINEL_TEXT])
+            self.commit()
+
+    @property
+    def sentinel_term(self) -> str:
+        return self._terms.analyze(SENTINEL_TEXT)[0]
 
     # --- writes ------------------------------------------------------------------------------------------
 
@@ -127,17 +138,17 @@ class LexicalIndex:
     # --- reads ------------------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return int(self._searcher.num_docs)
+        return int(self._searcher.num_docs) - self.sentinel
 
     def ids(self, page: int = 100_000) -> list[str]:
         """Every document id it holds, as of the last commit: what `verify` compares with the store."""
         searcher, out = self._searcher, []
-        while len(out) < searcher.num_docs:
+        while len(out) < searcher.num_docs:  # the sentinel too, if it holds one: left out after
             hits = searcher.search(tantivy.Query.all_query(), page, offset=len(out)).hits
             if not hits:
                 break
             out.extend(searcher.doc(address)[ID][0] for _, address in hits)
-        return out
+        return [doc_id for doc_id in out if doc_id != SENTINEL_ID]
 
     def terms(self, text: str) -> list[str]:
         return self._terms.analyze(text)
@@ -159,14 +170,23 @@ class LexicalIndex:
         total = searcher.num_docs
         idf = {t: math.log(1 + (total - (n := searcher.doc_freq(BODY, t)) + 0.5) / (n + 0.5)) for t in set(terms)}
         held = [(tantivy.Occur.Should, tantivy.Query.const_score_query(self._term(t), w)) for t, w in idf.items()]
-        only = tantivy.Query.const_score_query(
-            tantivy.Query.term_set_query(self._schema, ID, [d for d, _, _ in found]), 0.0
-        )
+        only = self.only([d for d, _, _ in found])
         scored = searcher.search(tantivy.Query.boolean_query([*held, (tantivy.Occur.Must, only)]), len(found)).hits
         share = {(a.segment_ord, a.doc): s for s, a in scored}
         weight = sum(idf.values()) or 1.0
         coverage = {d: min(1.0, share.get((a.segment_ord, a.doc), 0.0) / weight) for d, _, a in found}
         return [(d, score) for d, score, _ in found], coverage
+
+    def term_query(self, term: str) -> tantivy.Query:
+        return self._term(term)
+
+    def only(self, allowed: Collection[str]) -> tantivy.Query:
+        """Matches the documents of `allowed` and scores nothing: a filter to add as a required clause."""
+        return tantivy.Query.const_score_query(tantivy.Query.term_set_query(self._schema, ID, list(allowed)), 0.0)
+
+    def searcher(self) -> tantivy.Searcher:
+        """The searcher of the last commit: one for a whole query, so its statistics and hits agree."""
+        return self._searcher
 
     def _term(self, term: str) -> tantivy.Query:
         return tantivy.Query.term_query(self._schema, BODY, term)
@@ -174,13 +194,14 @@ class LexicalIndex:
     def _search(self, text: str, k: int, allowed: Collection[str] | None):
         """The searcher read, the query's terms, and its top-k (BM25, address)."""
         terms = self.terms(text)  # a repeated term counts again, as in any BM25 engine
+        if self.sentinel:
+            terms = [t for t in terms if t != self.sentinel_term]
         searcher = self._searcher
         if not terms or k < 1 or (allowed is not None and not allowed):
             return searcher, terms, []
         query = tantivy.Query.boolean_query([(tantivy.Occur.Should, self._term(term)) for term in terms])
         if allowed is not None:
-            only = tantivy.Query.const_score_query(tantivy.Query.term_set_query(self._schema, ID, list(allowed)), 0.0)
-            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, only)])
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, self.only(allowed))])
         return searcher, terms, [(float(score), address) for score, address in searcher.search(query, k).hits]
 
     # --- files ------------------------------------------------------------------------------------------
@@ -213,12 +234,12 @@ class LexicalIndex:
             (target / "meta.json").write_text(json.dumps(meta))
 
     @classmethod
-    def from_snapshot(cls, snapshot: Path, folder: Path, analyzer: Analyzer) -> LexicalIndex:
+    def from_snapshot(cls, snapshot: Path, folder: Path, analyzer: Analyzer, *, sentinel: bool = False) -> LexicalIndex:
         """A working copy of a snapshot (hard links again: the snapshot stays as it was)."""
         folder.mkdir(parents=True)
         for name in os.listdir(snapshot):
             os.link(snapshot / name, folder / name)
-        return cls(folder, analyzer)
+        return cls(folder, analyzer, sentinel=sentinel)
 
     def close(self) -> None:
         """Let go of the writer and delete the working folder (a snapshot keeps its own links)."""
