@@ -123,7 +123,7 @@ def _tune_ranking(services, collection: str, publish: bool) -> dict:
     def candidates(query: str, ranking):
         """The lists as /search makes them for `ranking`: its dense list searched again when it asks for feedback."""
         vector = served.embedding.in_space([query], index.search_correction)
-        found, dense = search.candidates(index, query, vector, "hybrid", default.candidates, None, search.dense)
+        found, dense = search.candidates(index, query, vector, "hybrid", default.candidates, None)
         if not ranking.feedback:
             return found
         return search.feed_back(index, vector, fuse(found, ranking), found, dense, ranking, default.candidates, None)[0]

@@ -52,6 +52,7 @@ class IndexBuilder:
         analyzer: Analyzer | None = None,
         work_dir: Path | None = None,
         shard: Shard | None = None,
+        sentinel: bool = False,
     ):
         self.store = store
         self.collection_key = collection_key
@@ -64,6 +65,7 @@ class IndexBuilder:
         self.analyzer = analyzer  # None: no lexical index (a writer's index)
         self.work_dir = Path(work_dir) if work_dir else Path(tempfile.gettempdir()) / "ce-lexical"
         self.shard = shard  # None: every document of the collection; else only those this shard holds
+        self.sentinel = sentinel  # a shard's lexical index counts itself for BM25 across shards (index/global_bm25)
 
     def stored_count(self) -> int:
         """How many stored documents this index should hold: the collection's, or its shard's (a scan of ids)."""
@@ -75,7 +77,7 @@ class IndexBuilder:
         """An empty lexical index in a working folder of this process's own."""
         if self.analyzer is None:
             return None
-        return LexicalIndex(self.lexical_folder(), self.analyzer)
+        return LexicalIndex(self.lexical_folder(), self.analyzer, sentinel=self.sentinel)
 
     def lexical_folder(self) -> Path:
         """A new working folder of this process's own (its lock says when the process is gone)."""

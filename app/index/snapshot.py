@@ -133,7 +133,7 @@ class SnapshotFile:
         if builder.analyzer is None:
             return None
         lexical = LexicalIndex.from_snapshot(
-            self.path.parent / saved["folder"], builder.lexical_folder(), builder.analyzer
+            self.path.parent / saved["folder"], builder.lexical_folder(), builder.analyzer, sentinel=builder.sentinel
         )
         lexical.dead = int(saved.get("dead", 0))  # its unmerged deleted versions still count until it is compacted
         return lexical

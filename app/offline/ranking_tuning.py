@@ -50,7 +50,7 @@ def candidate_lists(services, texts: list[str]) -> dict[tuple, list[Candidates]]
     lists: dict[tuple, list[Candidates]] = {(): [], **{fb: [] for fb in FEEDBACK}}
     for text in tqdm(texts, desc="candidate lists", leave=False):
         vector = services.embedding.in_space([text], index.search_correction)
-        found, dense = search.candidates(index, text, vector, "hybrid", CANDIDATES, None, search.dense)
+        found, dense = search.candidates(index, text, vector, "hybrid", CANDIDATES, None)
         lists[()].append(found)
         for docs, weight in FEEDBACK:
             fed = replace(Ranking(), feedback_docs=docs, feedback_weight=weight)

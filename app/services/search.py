@@ -13,13 +13,13 @@ from starlette.concurrency import run_in_threadpool
 
 from app.core.config import Settings
 from app.core.errors import InvalidInput
-from app.core.tracing import span
 from app.index.dense_lists import DenseList, DenseSource, LocalDense
 from app.index.dense_scale import measure as measure_scale
 from app.index.document_vectors import DocumentVectors
 from app.index.feedback import rocchio
-from app.index.filters import FilterError
+from app.index.filters import FieldIndex, FilterError
 from app.index.fusion import Candidates, Ranking, explanations, fuse
+from app.index.lexical_lists import LexicalSource, LocalLexical
 from app.index.live import ServedIndex
 from app.index.passages import passage_key, stored_spans
 from app.index.search_index import SearchIndex
@@ -95,10 +95,13 @@ class SearchService(OnCollection):
         served: ServedIndex,
         embedding: EmbeddingService,
         dense: DenseSource | None = None,
+        lexical: LexicalSource | None = None,
     ):
         super().__init__(store, served, embedding)
         self.settings = settings
-        self.dense = dense or LocalDense(served.builder.vectors)  # or the shards' (CE_SHARDS)
+        self.dense = dense or LocalDense(served.builder.vectors)  # or the shards' (CE_SHARDS, `shards: N`)
+        self.lexical = lexical or LocalLexical()  # or the shards' (`shards: N`), which filter for themselves too
+        self.filtered_by_shards = lexical is not None
         self._tuned: tuple[float, dict | None] = (-float("inf"), None)  # (read at, the ranking tuned over HTTP)
 
     def tuned_ranking(self) -> dict | None:
@@ -158,13 +161,18 @@ class SearchService(OnCollection):
         `score_threshold`, ranked as `asked` (ASKED) says; with the description of the space and the ranking that
         found them, and with `explain` each hit's ranks and scores in both lists."""
         try:
-            allowed = index.fields.matching(where) if where is not None else None
+            allowed = (
+                (FieldIndex() if self.filtered_by_shards else index.fields).matching(where)
+                if where is not None
+                else None
+            )
         except FilterError as exc:
             raise InvalidInput(str(exc)) from None
+        allowed = None if self.filtered_by_shards else allowed  # checked above; the shards match it themselves
         ranking = ranking_for(self.settings, index, self.tuned_ranking(), **asked)
         wanted = k + offset
         depth = wanted if ranking.mode == "dense" and score_threshold is None else max(wanted, ranking.candidates)
-        found, dense = self.candidates(index, query, vector, ranking.mode, depth, allowed, self.dense, where)
+        found, dense = self.candidates(index, query, vector, ranking.mode, depth, allowed, where)
         best = dense.best
         ranked = fuse(found, ranking)
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
@@ -191,26 +199,22 @@ class SearchService(OnCollection):
         again = self.dense.search(index, moved[None, :], depth, allowed)
         return replace(found, dense=again.hits), top
 
-    @staticmethod
     def candidates(
+        self,
         index: SearchIndex,
         query: str,
         vector: np.ndarray,
         mode: str,
         depth: int,
         allowed,
-        source: DenseSource,
         where: dict | None = None,
     ) -> tuple[Candidates, DenseList]:
         """The lists `mode` fuses, with what calibrated fusion weighs them by, and the dense list as its source gave
         it (each document's best passage, missing shards): what `fit --tune-qrels` fuses every way, so tuning and
         serving cannot drift apart. Where the source has the stored vectors, the collection's scale of cosines is
         measured on them; a sharded list keeps a confidence of 1."""
-        dense = source.search(index, vector, depth, allowed, where) if mode != "lexical" else DenseList()
-        lexical, coverage = [], {}
-        if mode != "dense" and index.lexical is not None:
-            with span("index.lexical_search", depth=depth):
-                lexical, coverage = index.lexical.search_covered(query, depth, allowed=allowed)
+        dense = self.dense.search(index, vector, depth, allowed, where) if mode != "lexical" else DenseList()
+        lexical, coverage = self.lexical.search(index, query, depth, allowed, where) if mode != "dense" else ([], {})
         confidence = 1.0
         if mode == "hybrid" and dense.hits and dense.stored is not None:
             if index.dense_scale is None or index.dense_scale.stale(len(index.dense)):
