@@ -160,15 +160,13 @@ class SearchService(OnCollection):
         one larger request), optionally only those whose metadata matches `where` and whose cosine reaches
         `score_threshold`, ranked as `asked` (ASKED) says; with the description of the space and the ranking that
         found them, and with `explain` each hit's ranks and scores in both lists."""
+        fields = FieldIndex() if self.filtered_by_shards else index.fields  # an empty one checks the filter alone
         try:
-            allowed = (
-                (FieldIndex() if self.filtered_by_shards else index.fields).matching(where)
-                if where is not None
-                else None
-            )
+            allowed = fields.matching(where) if where is not None else None
         except FilterError as exc:
             raise InvalidInput(str(exc)) from None
-        allowed = None if self.filtered_by_shards else allowed  # checked above; the shards match it themselves
+        if self.filtered_by_shards:
+            allowed = None  # the shards match `where` themselves
         ranking = ranking_for(self.settings, index, self.tuned_ranking(), **asked)
         wanted = k + offset
         depth = wanted if ranking.mode == "dense" and score_threshold is None else max(wanted, ranking.candidates)
