@@ -50,6 +50,13 @@ class CollectionIn(Strict):
         description="A local Hugging Face folder CE_COLLECTION_MODELS lists (not with hashing); default the service's.",
         json_schema_extra=served(enum="models"),
     )
+    shards: StrictInt = Field(
+        0,
+        ge=0,
+        le=64,
+        description="Keep the collection in this many parts, each in its own Redis slot and searched (dense and "
+        "lexical, BM25 with the whole collection's statistics) by a shard of its own on Ray; 0: whole, here.",
+    )
     search_mode: SearchMode | None = Field(None, description="How /search ranks by default; default CE_SEARCH_MODE.")
     fusion: Fusion | None = Field(None, description="Hybrid fusion; default CE_FUSION.")
     lexical_weight: float | None = Field(None, ge=0, le=1, description="Hybrid: the lexical list's weight.")
@@ -80,6 +87,7 @@ class CollectionOut(BaseModel):
     error: str | None = Field(None, description="Failed: why.")
     opening: dict[str, Any] | None = Field(None, description="While it opens in this process: its step and seconds.")
     open: bool = Field(description="Open in this process; one that is not is listed without loading its backbone.")
+    shards: int = Field(0, description="The parts it is kept in, each searched by a shard on Ray; 0: whole, here.")
     search_mode: SearchMode | None = Field(None, description="Its default ranking, if set at creation.")
     fusion: Fusion | None = None
     lexical_weight: float | None = None

@@ -4,12 +4,20 @@ shards' (a collection created with `shards: N`: `shards.fanout.ShardedLexical`),
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.core.tracing import span
 from app.index.search_index import SearchIndex
 
-LexicalList = tuple[list[tuple[str, float]], dict[str, float]]  # (id, BM25) best first; each hit's share of idf
+
+@dataclass(frozen=True)
+class LexicalList:
+    """Documents by BM25, best first, each one's share of the query's idf, and the shards that did not answer."""
+
+    hits: list[tuple[str, float]] = field(default_factory=list)
+    coverage: dict[str, float] = field(default_factory=dict)
+    missing: list[int] = field(default_factory=list)
 
 
 class LexicalSource(Protocol):
@@ -25,6 +33,6 @@ class LocalLexical:
         self, index: SearchIndex, query: str, depth: int, allowed: Collection[str] | None = None, where=None
     ) -> LexicalList:
         if index.lexical is None:
-            return [], {}
+            return LexicalList()
         with span("index.lexical_search", depth=depth):
-            return index.lexical.search_covered(query, depth, allowed=allowed)
+            return LexicalList(*index.lexical.search_covered(query, depth, allowed=allowed))

@@ -63,7 +63,10 @@ class Services:
             self.shards = ShardedCollection(settings, store, url, self.backbone.fingerprint, self.backbone, correction)
             dense = ShardedDense(self.shards.search)
         self.engines = EnginePool(settings, engine)
-        self.collections = Collections(settings, store, self.engines, correction, search=search, dense=dense)
+        url = settings.redis_url or (embedded.url if embedded else None)
+        self.collections = Collections(
+            settings, store, self.engines, correction, search=search, dense=dense, redis_url=url
+        )
         self.fits = FitJobs(settings)
         self.tunes = FitJobs(settings, what="tune")
 

@@ -19,7 +19,7 @@ from app.index.document_vectors import DocumentVectors
 from app.index.feedback import rocchio
 from app.index.filters import FieldIndex, FilterError
 from app.index.fusion import Candidates, Ranking, explanations, fuse
-from app.index.lexical_lists import LexicalSource, LocalLexical
+from app.index.lexical_lists import LexicalList, LexicalSource, LocalLexical
 from app.index.live import ServedIndex
 from app.index.passages import passage_key, stored_spans
 from app.index.search_index import SearchIndex
@@ -212,13 +212,14 @@ class SearchService(OnCollection):
         serving cannot drift apart. Where the source has the stored vectors, the collection's scale of cosines is
         measured on them; a sharded list keeps a confidence of 1."""
         dense = self.dense.search(index, vector, depth, allowed, where) if mode != "lexical" else DenseList()
-        lexical, coverage = self.lexical.search(index, query, depth, allowed, where) if mode != "dense" else ([], {})
+        lexical = self.lexical.search(index, query, depth, allowed, where) if mode != "dense" else LexicalList()
         confidence = 1.0
         if mode == "hybrid" and dense.hits and dense.stored is not None:
             if index.dense_scale is None or index.dense_scale.stale(len(index.dense)):
                 index.dense_scale = measure_scale(index.dense, dense.stored)
             confidence = index.dense_scale.confidence(dense.hits[0][1]) if index.dense_scale else 1.0
-        return Candidates(dense.hits, lexical, confidence, coverage), dense
+        missing = sorted({*dense.missing, *lexical.missing})  # either list's shards: the answer is partial
+        return Candidates(dense.hits, lexical.hits, confidence, lexical.coverage), replace(dense, missing=missing)
 
     def _hits(self, index, query, ranked, cosines, best, lexical, k, threshold) -> list[SearchHit]:
         """The first k ranked documents that exist and reach the threshold, read from Redis in runs of k."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 
 from app.backbones.base import Backbone
 from app.core.config import Settings
@@ -15,6 +16,32 @@ from app.shards.fanout import ShardedSearch
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
+_LOCAL_RAY = {"started": False, "open": set()}  # a Ray instance this process started, and the collections on it
+_RAY_LOCK = threading.Lock()
+_RAY_OWNER_STOP = threading.Event()
+
+
+def join_ray(address: str | None) -> None:
+    """ray.init on a thread that lives until Ray is shut down: the processes of a local instance are told to die
+    with the thread that started them (PR_SET_PDEATHSIG), and a collection opens on a short-lived thread."""
+    import ray
+
+    started, failed = threading.Event(), []
+
+    def own() -> None:
+        try:
+            ray.init(address=address or "local", include_dashboard=False, log_to_driver=False, configure_logging=False)
+        except BaseException as exc:  # handed to the caller
+            failed.append(exc)
+        finally:
+            started.set()
+        _RAY_OWNER_STOP.wait()
+
+    _RAY_OWNER_STOP.clear()
+    threading.Thread(target=own, name="ray-owner", daemon=True).start()
+    started.wait()
+    if failed:
+        raise failed[0]
 
 
 class ShardedCollection:
@@ -41,14 +68,12 @@ class ShardedCollection:
                 "and shards hold no encoder; serve it unsharded (CE_SHARDS=0)"
             )
         self.name = collection_key
-        self.started = not ray.is_initialized()
-        if self.started:
-            ray.init(
-                address=settings.ray_address or "local",
-                include_dashboard=False,
-                log_to_driver=False,
-                configure_logging=False,
-            )
+        with _RAY_LOCK:
+            if not ray.is_initialized():
+                join_ray(settings.ray_address)
+                _LOCAL_RAY["started"] = settings.ray_address is None
+        self.started = _LOCAL_RAY["started"]  # then its shards stop with this process
+        _LOCAL_RAY["open"].add(collection_key)
         try:
             if correction is not None:  # a bundled or file correction: the shards read it from Redis
                 publish(store, correction.artifact, make_current=False)
@@ -74,12 +99,17 @@ class ShardedCollection:
     def status(self) -> list[dict | None]:
         return self.search.status() if hasattr(self, "search") else []
 
-    def close(self) -> None:
+    def close(self, *, deleted: bool = False) -> None:
+        """Stop its shards if they run on this process's Ray instance or the collection is deleted (else they serve
+        on, for other servers); the last collection closed stops the Ray instance this process started."""
         import ray
 
-        if not self.started:
-            return
+        _LOCAL_RAY["open"].discard(self.name)
         try:
-            undeploy(self.name)
+            if self.started or deleted:
+                undeploy(self.name)
         finally:
-            ray.shutdown()
+            if self.started and not _LOCAL_RAY["open"]:
+                _LOCAL_RAY["started"] = False
+                ray.shutdown()
+                _RAY_OWNER_STOP.set()

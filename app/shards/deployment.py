@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,11 +18,15 @@ from app.core.config import Settings
 from app.core.process_memory import status_bytes
 from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
+from app.index import global_bm25
 from app.index.builder import IndexBuilder
 from app.index.calibration import SearchDepth
 from app.index.dense_lists import LocalDense
+from app.index.global_bm25 import LexicalStatistics
+from app.index.lexical import Analyzer
 from app.index.live import LiveIndex
 from app.index.shards import Shard
+from app.store.keys import parts_of
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
@@ -48,6 +53,14 @@ class ShardConfig:
     replica_timeout: float
     follow_published: bool = False  # `CE_CORRECTION=auto`: serve the correction Redis marks current, as servers do
     cpus: float = 0.0  # logical CPUs a shard reserves on its node (CE_SHARD_CPUS)
+    lexical_language: str = "english"  # a partitioned collection's shards hold its lexical index too
+    lexical_stopwords: bool = True
+    lexical_dir: str | None = None  # where their working folders go
+
+    @property
+    def partitioned(self) -> bool:
+        """Kept in parts (`shards: N`): shard n holds part n, follows its change log, and searches it both ways."""
+        return parts_of(self.collection_key) != [self.collection_key]
 
     @classmethod
     def of(cls, settings: Settings, collection_key: str, raw_dim: int, fingerprint: str, correction_id, redis_url):
@@ -68,6 +81,9 @@ class ShardConfig:
             settings.replica_timeout,
             settings.correction == "auto",
             settings.shard_cpus,
+            settings.lexical_language,
+            settings.lexical_stopwords,
+            str(settings.data_dir / "lexical"),
         )
 
 
@@ -82,14 +98,18 @@ class IndexShard:
         self.shard, self.config = Shard(number, count), config
         self.store = RedisStore.from_url(config.redis_url, prefix=config.key_prefix)
         correction = self._correction(config.correction_id) if config.correction_id else None
+        part = parts_of(config.collection_key)[number] if config.partitioned else None
         builder = IndexBuilder(
             self.store,
-            config.collection_key,
+            part or config.collection_key,
             config.raw_dim,
             factory=config.factory,
             recall=config.recall,
             depth=SearchDepth(config.probe, config.rerank),
-            shard=self.shard,
+            shard=None if part else self.shard,  # a part holds its own documents alone
+            analyzer=Analyzer(config.lexical_language, config.lexical_stopwords) if part else None,
+            work_dir=Path(config.lexical_dir) if config.lexical_dir else None,
+            sentinel=part is not None,
         )
         snapshots = Path(config.snapshot_dir) if config.snapshot_dir else None
         self.served = LiveIndex(
@@ -124,6 +144,22 @@ class IndexShard:
         found = LocalDense(self.served.builder.vectors).search(index, vector, depth, allowed)
         return found.hits, found.best
 
+    def lexical_statistics(self, text: str) -> dict:
+        """This shard's documents, tokens and the query's document frequencies (see index/global_bm25)."""
+        return global_bm25.statistics(self._lexical(), text).to_dict()
+
+    def search_lexical(self, text: str, depth: int, where: dict | None, total: dict):
+        """This shard's top `depth` by BM25 under the collection's statistics `total`, each hit's share of idf."""
+        index = self.served.current
+        allowed = index.fields.matching(where) if where is not None else None
+        return global_bm25.search(self._lexical(), text, depth, LexicalStatistics(**total), allowed)
+
+    def _lexical(self):
+        lexical = self.served.current.lexical
+        if lexical is None:
+            raise RuntimeError(f"{self.shard.name} holds no lexical index: its collection is not kept in parts")
+        return lexical
+
     def status(self) -> dict:
         """Which shard, where (process and Ray node), and what it holds."""
         import ray
@@ -156,7 +192,8 @@ class ShardSet:
 
 
 def application_name(collection: str) -> str:
-    return f"shards-{collection}"
+    """A Serve application's name for a collection's key (which holds colons and an @)."""
+    return "shards-" + re.sub(r"[^A-Za-z0-9_-]", "-", collection)
 
 
 def deployment_name(shard: Shard) -> str:

@@ -12,6 +12,8 @@ import numpy as np
 from app.core.errors import NotReady
 from app.core.tracing import span
 from app.index.dense_lists import DenseList
+from app.index.global_bm25 import LexicalStatistics
+from app.index.lexical_lists import LexicalList
 from app.index.search_index import SearchIndex
 from app.index.shards import merged
 
@@ -39,38 +41,60 @@ class ShardedSearch:
         self.handles = handles
         self.timeout = timeout
 
-    def search(self, vector: np.ndarray, depth: int, correction_id: str | None = None, where=None) -> ShardedHits:
-        """The top `depth` documents (matching `where`) of the shards that answered, with those that did not; each
-        shard answers only in `correction_id`'s space."""
-        vector = np.ascontiguousarray(vector, dtype=np.float32)
-        asked = [handle.search.remote(vector, depth, correction_id, where) for handle in self.handles]
+    def _ask(self, method: str, *args) -> tuple[list[tuple[int, object]], list[int]]:
+        """Every shard's answer to `method(*args)`, asked at once and waited for at most `timeout` s in all, with the
+        shards that did not answer."""
+        asked = [getattr(handle, method).remote(*args) for handle in self.handles]
         deadline = time.monotonic() + self.timeout
-        lists, best, missing = [], {}, []
+        answers, missing = [], []
         for number, response in enumerate(asked):
             try:
-                docs, passages = response.result(timeout_s=max(deadline - time.monotonic(), 1e-3))
+                answers.append((number, response.result(timeout_s=max(deadline - time.monotonic(), 1e-3))))
             except Exception as exc:  # a timeout, a dead replica, a shard still opening: Ray raises each its own way
                 said = str(exc).splitlines()  # an exception without a message says nothing: name its type
                 log.warning("shard %d did not answer: %s", number, said[0][:200] if said else type(exc).__name__)
                 response.cancel()
                 missing.append(number)
-                continue
-            lists.append(docs)
-            best.update(passages)
-        hits = merged(lists, depth)
+        return answers, missing
+
+    def search(self, vector: np.ndarray, depth: int, correction_id: str | None = None, where=None) -> ShardedHits:
+        """The top `depth` documents (matching `where`) of the shards that answered, with those that did not; each
+        shard answers only in `correction_id`'s space."""
+        vector = np.ascontiguousarray(vector, dtype=np.float32)
+        answers, missing = self._ask("search", vector, depth, correction_id, where)
+        best = {doc_id: n for _, (_, passages) in answers for doc_id, n in passages.items()}
+        hits = merged([docs for _, (docs, _) in answers], depth)
         return ShardedHits(hits, {doc_id: best[doc_id] for doc_id, _ in hits if doc_id in best}, missing)
+
+    def search_lexical(self, text: str, depth: int, where=None) -> LexicalList:
+        """The top `depth` documents by BM25 over every shard as one index would score them: the shards' statistics
+        added up first, then each shard's top scored with them (a shard missing from either step is named)."""
+        counted, missing = self._ask("lexical_statistics", text)
+        total = LexicalStatistics.summed([LexicalStatistics(**part) for _, part in counted])
+        answers, late = self._ask("search_lexical", text, depth, where, total.to_dict())
+        coverage = {doc_id: share for _, (_, covered) in answers for doc_id, share in covered.items()}
+        hits = merged([found for _, (found, _) in answers], depth)
+        return LexicalList(hits, {d: coverage[d] for d, _ in hits}, sorted({*missing, *late}))
 
     def status(self) -> list[dict | None]:
         """Each shard's status (None for one that does not answer now): where it runs and what it holds."""
-        asked = [handle.status.remote() for handle in self.handles]
-        out = []
-        for response in asked:
-            try:
-                out.append(response.result(timeout_s=self.timeout))
-            except Exception:
-                response.cancel()
-                out.append(None)
-        return out
+        answers, _ = self._ask("status")
+        said = dict(answers)
+        return [said.get(number) for number in range(len(self.handles))]
+
+
+class ShardedLexical:
+    """Every shard's BM25 top-k under the collection's statistics, merged; 503 when none answers."""
+
+    def __init__(self, shards: ShardedSearch):
+        self.shards = shards
+
+    def search(self, index: SearchIndex, query: str, depth: int, allowed=None, where=None) -> LexicalList:
+        with span("index.sharded_lexical_search", depth=depth):
+            found = self.shards.search_lexical(query, depth, where)
+        if len(found.missing) == len(self.shards.handles):
+            raise NotReady("no shard of the index answers; they are restarting", retry_after=5)
+        return found
 
 
 class ShardedDense:

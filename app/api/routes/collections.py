@@ -26,6 +26,7 @@ def create_collection(body: CollectionIn, services: ServicesDep) -> dict:
         correction=body.correction,
         index_factory=body.index_factory,
         model_path=body.model_path,
+        shards=body.shards,
         search=body.model_dump(include=set(SEARCH_SETTINGS)),
         wait=0,
     )

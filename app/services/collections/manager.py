@@ -36,7 +36,8 @@ from app.services.collections.spec import (
     drop_own_corrections,
     set_correction,
 )
-from app.services.collections.wiring import open_collection_services
+from app.services.collections.wiring import open_collection_services, open_shards
+from app.store.keys import parts_of
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,10 @@ class Collections:
         *,
         search=True,
         dense: DenseSource | None = None,
+        redis_url: str | None = None,
     ):
         self.settings = settings
+        self.redis_url = redis_url  # as the shards of a collection kept in parts reach the store
         self.search = search  # False in a writer (`index`, the CLI): collections open without an index
         self.store = store
         self.specs = store.collections
@@ -79,6 +82,7 @@ class Collections:
         correction=None,
         index_factory=None,
         model_path=None,
+        shards: int = 0,
         search: dict | None = None,
         wait: float | None = None,
     ) -> dict:
@@ -100,6 +104,7 @@ class Collections:
             **search_settings(search),
             state=LOADING,
             requested_correction=correction or "auto",
+            shards=shards,
         )
         engine = self.engines.loaded_engine(spec.backbone_key)
         if engine is not None:
@@ -180,14 +185,12 @@ class Collections:
         artifact = correction_for(self.store, engine, spec.correction, self.settings.models_dir)
         settings = self.settings.model_copy(update={"index_factory": spec.index_factory, **spec.search})
         follower = CollectionFollower(self.specs, name, self.store, engine.backbone)
+        correction = Correction(artifact) if artifact else None
+        if spec.shards and self.search:
+            opening.step = f"starting its {spec.shards} shards on Ray"
+        shards = open_shards(settings, self.store, self.redis_url, spec, engine, correction) if self.search else None
         services = open_collection_services(
-            settings,
-            engine,
-            self.store,
-            Correction(artifact) if artifact else None,
-            spec.collection_key,
-            follower,
-            search=self.search,
+            settings, engine, self.store, correction, spec.collection_key, follower, search=self.search, shards=shards
         )
         collection = Collection(spec, engine, services)
         with self._lock:
@@ -280,10 +283,11 @@ class Collections:
         spec = CollectionSpec.from_bytes(data)
         collection_key = spec.collection_key
         if collection is not None:
-            collection.services.close()
+            collection.services.close(deleted=True)
         self.store.drop_collection(collection_key)
         drop_own_corrections(self.store, spec)
-        SnapshotFile(self.store, collection_key, self.settings.data_dir / "index").delete()
+        for key in {collection_key, *parts_of(collection_key)}:  # a kept-in-parts one's shards snapshot each part
+            SnapshotFile(self.store, key, self.settings.data_dir / "index").delete()
         log.info("collection %s deleted", name)
 
     def close(self) -> None:

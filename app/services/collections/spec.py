@@ -12,6 +12,7 @@ from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.correction.publication import load_version
 from app.store.collection_store import CollectionStore
+from app.store.keys import partitioned
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ class CollectionSpec:
     state: str = "ready"  # loading: created before its backbone loaded, so `correction` and `fingerprint` wait
     requested_correction: str | None = None  # while loading: auto, none or an artifact id, resolved once loaded
     error: str | None = None  # failed: why its backbone or settings could not serve
+    shards: int = 0  # kept in this many parts, each searched by a shard of its own on Ray (0: whole, here)
 
     @property
     def loading(self) -> bool:
@@ -66,7 +68,7 @@ class CollectionSpec:
 
     @property
     def collection_key(self) -> str:
-        return f"collection:{self.name}:{self.uid}"
+        return partitioned(f"collection:{self.name}:{self.uid}", self.shards)
 
     def to_bytes(self) -> bytes:
         return json.dumps(asdict(self)).encode()

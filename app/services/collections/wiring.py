@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from app.core.config import Settings
+from app.core.errors import InvalidInput
 from app.correction.pipeline import Correction
 from app.engine.encoder import BatchingEngine
 from app.index.builder import IndexBuilder
@@ -18,7 +20,12 @@ from app.index.writer import WriterIndex
 from app.services.documents import DocumentService
 from app.services.embedding import EmbeddingService
 from app.services.search import SearchService
+from app.shards.fanout import ShardedDense, ShardedLexical
 from app.store.redis_store import RedisStore
+
+if TYPE_CHECKING:
+    from app.services.collections.spec import CollectionSpec
+    from app.shards.cluster import ShardedCollection
 
 
 @dataclass
@@ -29,9 +36,12 @@ class CollectionServices:
     embedding: EmbeddingService
     documents: DocumentService
     search: SearchService
+    shards: ShardedCollection | None = None  # a collection kept in parts: its shards on Ray
 
-    def close(self) -> None:
+    def close(self, *, deleted: bool = False) -> None:
         self.served.close()
+        if self.shards is not None:
+            self.shards.close(deleted=deleted)
 
 
 def open_collection_services(
@@ -44,11 +54,17 @@ def open_collection_services(
     *,
     search: bool = True,
     dense: DenseSource | None = None,
+    shards: ShardedCollection | None = None,
 ) -> CollectionServices:
-    """Open the collection's index (snapshot or store) and build its services; a writer only needs no index, and
-    a sharded collection's server (`dense` its shards' list) only the keys of its vectors."""
+    """Open the collection's index (snapshot or store) and build its services; a writer only needs no index, a
+    sharded collection's server (`dense` its shards' list, CE_SHARDS) only the keys of its vectors, and a collection
+    kept in parts (`shards`: its shards search it every way) none."""
+    lexical = None
+    if shards is not None:
+        dense, lexical = ShardedDense(shards.search), ShardedLexical(shards.search)
     sharded = dense is not None
-    analyzer = Analyzer(settings.lexical_language, settings.lexical_stopwords) if search else None
+    search_here = search and shards is None
+    analyzer = Analyzer(settings.lexical_language, settings.lexical_stopwords) if search_here else None
     work_dir = settings.data_dir / "lexical"
     remove_abandoned(work_dir)
     factory = SHARDED if sharded else settings.index_factory
@@ -63,7 +79,7 @@ def open_collection_services(
         analyzer=analyzer,
         work_dir=work_dir,
     )
-    if search:
+    if search_here:
         served: ServedIndex = LiveIndex(
             builder,
             correction,
@@ -78,5 +94,24 @@ def open_collection_services(
         served = WriterIndex(builder, correction)
     embedding = EmbeddingService(settings, engine, served)
     documents = DocumentService(store, served, embedding, splitter_for(engine.backbone, settings))
-    search_service = SearchService(settings, store, served, embedding, dense)
-    return CollectionServices(served, embedding, documents, search_service)
+    search_service = SearchService(settings, store, served, embedding, dense, lexical)
+    return CollectionServices(served, embedding, documents, search_service, shards)
+
+
+def open_shards(
+    settings: Settings,
+    store: RedisStore,
+    redis_url: str | None,
+    spec: CollectionSpec,
+    engine: BatchingEngine,
+    correction: Correction | None,
+) -> ShardedCollection | None:
+    """The shards of a collection kept in parts, started on Ray (None for a whole one)."""
+    if not spec.shards:
+        return None
+    from app.shards.cluster import ShardedCollection
+
+    if redis_url is None:
+        raise InvalidInput("a collection kept in parts needs a store its shards can reach")
+    shard_settings = settings.model_copy(update={"shards": spec.shards})
+    return ShardedCollection(shard_settings, store, redis_url, spec.collection_key, engine.backbone, correction)

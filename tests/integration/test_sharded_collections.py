@@ -1,0 +1,62 @@
+"""A named collection created with `shards: 3`: kept in three parts of the store, each searched (dense, lexical
+with the whole collection's BM25 statistics, filters) by a Ray Serve shard; it answers every route as the same
+collection kept whole does, and deleting it leaves no key and no shard."""
+
+import httpx
+import pytest
+
+from tests.conftest import CORPUS, free_port, server_env, server_log, start_server, stop_server, until_loaded
+from tests.shards.test_deployment import until
+
+pytest.importorskip("ray.serve")
+QUERIES = ["the cat sleeps in the park", "a plane flies over the city", "my friend sings with joy", "river"]
+
+
+def hits(c: httpx.Client, name: str, q: str, mode: str, **extra) -> list[tuple[str, float]]:
+    body = {"q": q, "k": 10, "mode": mode, **extra}
+    found = c.post(f"/collections/{name}/search", json=body)
+    assert found.status_code == 200, found.text
+    assert not found.json()["partial"]
+    return [(h["id"], h["rank_score"]) for h in found.json()["results"]]
+
+
+def same_ranking(found: list[tuple[str, float]], expected: list[tuple[str, float]]) -> bool:
+    """The same scores (to 1e-4), and the same documents at each score but the last, which k may cut anywhere (a
+    tie's order is either index's own: tantivy's is the order of insertion)."""
+    if [s for _, s in found] != pytest.approx([s for _, s in expected], rel=1e-4, abs=1e-6):
+        return False
+    last = expected[-1][1] if expected else 0.0
+    return {d for d, s in found if s > last + 1e-4} == {d for d, s in expected if s > last + 1e-4}
+
+
+def test_a_collection_kept_in_three_parts_answers_as_one_kept_whole(tmp_path):
+    port = free_port()
+    env = server_env(tmp_path, port, CE_BACKBONE="hashing", CE_FOLLOW_INTERVAL="0.2", CE_SHARD_TIMEOUT="5")
+    proc = start_server(env, f"http://127.0.0.1:{port}")
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as c:
+            for name, shards in (("whole", 0), ("parts", 3)):
+                created = c.post("/collections", json={"name": name, "pooling": "mean", "shards": shards})
+                assert created.status_code == 201, created.text
+                described = until_loaded(c, name)
+                assert described["shards"] == shards
+                docs = [{"id": f"d{i}", "text": t, "metadata": {"even": i % 2 == 0}} for i, t in enumerate(CORPUS)]
+                for start in range(0, len(docs), 100):
+                    r = c.post(f"/collections/{name}/documents", json={"documents": docs[start : start + 100]})
+                    assert r.status_code == 201, r.text
+                assert c.delete(f"/collections/{name}/documents/d3").status_code in (200, 204)
+            assert c.get("/collections/parts").json()["documents"] == len(CORPUS) - 1
+            assert c.get("/collections/parts/documents/d7").json()["metadata"] == {"even": False}
+            assert c.get("/collections/parts/documents/d3").status_code == 404
+            until(lambda: same_ranking(hits(c, "parts", "cat", "lexical"), hits(c, "whole", "cat", "lexical")))
+            for q in QUERIES:
+                for mode in ("dense", "lexical", "hybrid"):
+                    assert same_ranking(hits(c, "parts", q, mode), hits(c, "whole", q, mode)), (q, mode)
+                even = {"filter": {"even": True}}
+                assert same_ranking(hits(c, "parts", q, "hybrid", **even), hits(c, "whole", q, "hybrid", **even))
+            assert c.post("/collections/parts/search", json={"q": "x", "filter": {}}).status_code == 400
+            assert c.delete("/collections/parts").status_code in (200, 204)
+            assert c.get("/collections/parts").status_code == 404
+    finally:
+        stop_server(proc)
+    assert "unhandled error" not in server_log(proc)
