@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from app.core.tracing import span
+from app.index.dense_scale import DenseScale, measure
 from app.index.search_index import SearchIndex, dense_hits
 
 if TYPE_CHECKING:
@@ -32,6 +33,9 @@ class DenseList:
 class DenseSource(Protocol):
     def search(self, index: SearchIndex, vector: np.ndarray, depth: int, allowed=None, where=None) -> DenseList: ...
 
+    def scale(self, index: SearchIndex) -> DenseScale | None:
+        """The collection's range of cosines (index/dense_scale), measured again once it has grown or shrunk."""
+
 
 class LocalDense:
     """The collection's own dense index; a compressed one's candidates re-scored from the stored vectors."""
@@ -44,3 +48,8 @@ class LocalDense:
         with span("index.dense_search", depth=depth, size=len(index.dense)):
             hits, best = dense_hits(index, vector, depth, allowed, stored if index.dense.lossy else None)
         return DenseList(hits, best, stored=stored)
+
+    def scale(self, index: SearchIndex) -> DenseScale | None:
+        if index.dense_scale is None or index.dense_scale.stale(len(index.dense)):
+            index.dense_scale = measure(index.dense, self.vectors.exact_vectors(index.correction, index.dense.dim))
+        return index.dense_scale

@@ -4,6 +4,7 @@ to tell a dense list with something to say from one without (an identifier, a wo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,7 @@ from app.index.fusion import CANDIDATES
 from app.index.passages import best_passages, passage_of
 from app.index.rerank import ExactVectors
 
+Neighbours = Callable[[np.ndarray, int], list[list[tuple[str, float]]]]  # vectors, k -> top-k passages of each
 SAMPLE = 128  # documents searched for their neighbours
 STALE_AFTER = 0.25  # measured again once the collection grew or shrank by this share
 PASSAGE_DEPTH = 2  # passages searched per document wanted, so that `CANDIDATES` other documents are found
@@ -46,12 +48,18 @@ def sample_keys(keys: list[str], n: int = SAMPLE) -> list[str]:
 def measure(dense, stored: ExactVectors) -> DenseScale | None:
     """The scale of a dense index (a VectorIndex), its sampled documents' vectors read from the store (`stored`); None
     below two documents."""
-    sample = sample_keys(dense.keys())
+    return measured(dense.keys(), stored, dense.search, len(dense))  # a compressed index's scores will do here
+
+
+def measured(keys: list[str], stored: ExactVectors, neighbours: Neighbours, size: int) -> DenseScale | None:
+    """The scale of the passages `keys` name, searched with `neighbours` (a whole index's search, or its shards'
+    merged): the same figures either way, since the sample and the nearest passages are the same."""
+    sample = sample_keys(keys)
     if len(sample) < 2:
         return None
     vectors = stored(sample)
     keep = ~np.isnan(vectors).any(axis=1)
-    rows = dense.search(vectors[keep], (CANDIDATES + 1) * PASSAGE_DEPTH)  # a compressed index's scores will do here
+    rows = neighbours(vectors[keep], (CANDIDATES + 1) * PASSAGE_DEPTH)
     highs, lows = [], []
     for key, row in zip(np.asarray(sample)[keep], rows, strict=True):
         others = [s for d, s in best_passages(row)[0] if d != passage_of(key)[0]][:CANDIDATES]
@@ -60,4 +68,4 @@ def measure(dense, stored: ExactVectors) -> DenseScale | None:
             lows.append(others[-1])
     if not highs:
         return None
-    return DenseScale(float(np.median(lows)), float(np.median(highs)), len(dense))
+    return DenseScale(float(np.median(lows)), float(np.median(highs)), size)

@@ -14,7 +14,6 @@ from starlette.concurrency import run_in_threadpool
 from app.core.config import Settings
 from app.core.errors import InvalidInput
 from app.index.dense_lists import DenseList, DenseSource, LocalDense
-from app.index.dense_scale import measure as measure_scale
 from app.index.document_vectors import DocumentVectors
 from app.index.feedback import rocchio
 from app.index.filters import FieldIndex, FilterError
@@ -210,14 +209,12 @@ class SearchService(OnCollection):
         """The lists `mode` fuses, with what calibrated fusion weighs them by, and the dense list as its source gave
         it (each document's best passage, missing shards): what `fit --tune-qrels` fuses every way, so tuning and
         serving cannot drift apart. Where the source has the stored vectors, the collection's scale of cosines is
-        measured on them; a sharded list keeps a confidence of 1."""
+        measured (the source's own scale: its index's, or its shards' together)."""
         dense = self.dense.search(index, vector, depth, allowed, where) if mode != "lexical" else DenseList()
         lexical = self.lexical.search(index, query, depth, allowed, where) if mode != "dense" else LexicalList()
         confidence = 1.0
-        if mode == "hybrid" and dense.hits and dense.stored is not None:
-            if index.dense_scale is None or index.dense_scale.stale(len(index.dense)):
-                index.dense_scale = measure_scale(index.dense, dense.stored)
-            confidence = index.dense_scale.confidence(dense.hits[0][1]) if index.dense_scale else 1.0
+        if mode == "hybrid" and dense.hits and (scale := self.dense.scale(index)) is not None:
+            confidence = scale.confidence(dense.hits[0][1])
         missing = sorted({*dense.missing, *lexical.missing})  # either list's shards: the answer is partial
         return Candidates(dense.hits, lexical.hits, confidence, lexical.coverage), replace(dense, missing=missing)
 

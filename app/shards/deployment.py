@@ -144,6 +144,14 @@ class IndexShard:
         found = LocalDense(self.served.builder.vectors).search(index, vector, depth, allowed)
         return found.hits, found.best
 
+    def neighbours(self, vectors: np.ndarray, depth: int, correction_id: str | None) -> list[list[tuple[str, float]]]:
+        """Each vector's top `depth` passages here (keys and cosines): what the collection's scale of cosines is
+        measured on (index/dense_scale)."""
+        index = self.served.current
+        if correction_id != index.correction_id:
+            raise ShardBehind(f"{self.shard.name} serves {index.correction_id}, the sample is for {correction_id}")
+        return index.dense.search(vectors, depth)
+
     def lexical_statistics(self, text: str) -> dict:
         """This shard's documents, tokens and the query's document frequencies (see index/global_bm25)."""
         return global_bm25.statistics(self._lexical(), text).to_dict()

@@ -3,8 +3,10 @@ named in the answer (`partial`), never silently left out."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,8 +14,11 @@ import numpy as np
 from app.core.errors import NotReady
 from app.core.tracing import span
 from app.index.dense_lists import DenseList
+from app.index.dense_scale import DenseScale, measured
+from app.index.document_vectors import DocumentVectors
 from app.index.global_bm25 import LexicalStatistics
 from app.index.lexical_lists import LexicalList
+from app.index.passages import passage_key
 from app.index.search_index import SearchIndex
 from app.index.shards import merged
 
@@ -66,6 +71,15 @@ class ShardedSearch:
         hits = merged([docs for _, (docs, _) in answers], depth)
         return ShardedHits(hits, {doc_id: best[doc_id] for doc_id, _ in hits if doc_id in best}, missing)
 
+    def neighbours(self, vectors: np.ndarray, depth: int, correction_id: str | None) -> list[list[tuple[str, float]]]:
+        """Each vector's top `depth` passages over every shard (NotReady unless all answer: a scale measured on some
+        shards would not be the collection's)."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        answers, missing = self._ask("neighbours", vectors, depth, correction_id)
+        if missing:
+            raise NotReady(f"shards {missing} did not answer", retry_after=5)
+        return [merged([rows[i] for _, rows in answers], depth) for i in range(len(vectors))]
+
     def search_lexical(self, text: str, depth: int, where=None) -> LexicalList:
         """The top `depth` documents by BM25 over every shard as one index would score them: the shards' statistics
         added up first, then each shard's top scored with them (a shard missing from either step is named)."""
@@ -83,6 +97,15 @@ class ShardedSearch:
         return [said.get(number) for number in range(len(self.handles))]
 
 
+@dataclass(frozen=True)
+class StoredDocuments:
+    """A collection kept in parts, as the server reads it from the store: its ids, their count, their vectors."""
+
+    ids: Callable[[], Iterator[list[str]]]
+    count: Callable[[], int]
+    vectors: DocumentVectors
+
+
 class ShardedLexical:
     """Every shard's BM25 top-k under the collection's statistics, merged; 503 when none answers."""
 
@@ -98,10 +121,26 @@ class ShardedLexical:
 
 
 class ShardedDense:
-    """Every shard's top-k, merged; 503 when none answers. The shards hold the vectors, so no `stored` here."""
+    """Every shard's top-k, merged; 503 when none answers. The shards hold the vectors, so no `stored` here; a
+    collection kept in parts (`documents` given) measures its scale of cosines from its stored documents."""
 
-    def __init__(self, shards: ShardedSearch):
+    def __init__(self, shards: ShardedSearch, documents: StoredDocuments | None = None):
         self.shards = shards
+        self.documents = documents
+        self._scale: tuple[str | None, DenseScale | None] = ("", None)  # (the correction it was measured for, it)
+
+    def scale(self, index: SearchIndex) -> DenseScale | None:
+        if self.documents is None:
+            return None  # CE_SHARDS: the server's keys alone; calibrated fusion takes the dense list at its word
+        measured_for, scale = self._scale
+        count = self.documents.count()
+        if measured_for != index.correction_id or scale is None or scale.stale(count):
+            keys = [passage_key(doc_id, 0) for ids in self.documents.ids() for doc_id in ids]
+            stored = self.documents.vectors.exact_vectors(index.correction, index.dense.dim)
+            neighbours = functools.partial(self.shards.neighbours, correction_id=index.correction_id)
+            scale = measured(keys, stored, neighbours, count)
+            self._scale = (index.correction_id, scale)
+        return scale
 
     def search(self, index: SearchIndex, vector: np.ndarray, depth: int, allowed=None, where=None) -> DenseList:
         with span("index.sharded_search", depth=depth):

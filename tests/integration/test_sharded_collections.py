@@ -4,7 +4,9 @@ collection kept whole does, and deleting it leaves no key and no shard."""
 
 import httpx
 import pytest
+import redis
 
+from app.store.embedded import EmbeddedRedis
 from tests.conftest import CORPUS, free_port, server_env, server_log, start_server, stop_server, until_loaded
 from tests.shards.test_deployment import until
 
@@ -16,7 +18,7 @@ def hits(c: httpx.Client, name: str, q: str, mode: str, **extra) -> list[tuple[s
     body = {"q": q, "k": 10, "mode": mode, **extra}
     found = c.post(f"/collections/{name}/search", json=body)
     assert found.status_code == 200, found.text
-    assert not found.json()["partial"]
+    assert not found.json()["partial"], found.json()["missing_shards"]
     return [(h["id"], h["rank_score"]) for h in found.json()["results"]]
 
 
@@ -31,7 +33,7 @@ def same_ranking(found: list[tuple[str, float]], expected: list[tuple[str, float
 
 def test_a_collection_kept_in_three_parts_answers_as_one_kept_whole(tmp_path):
     port = free_port()
-    env = server_env(tmp_path, port, CE_BACKBONE="hashing", CE_FOLLOW_INTERVAL="0.2", CE_SHARD_TIMEOUT="5")
+    env = server_env(tmp_path, port, CE_BACKBONE="hashing", CE_FOLLOW_INTERVAL="0.2", CE_SHARD_TIMEOUT="30")
     proc = start_server(env, f"http://127.0.0.1:{port}")
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as c:
@@ -54,9 +56,17 @@ def test_a_collection_kept_in_three_parts_answers_as_one_kept_whole(tmp_path):
                     assert same_ranking(hits(c, "parts", q, mode), hits(c, "whole", q, mode)), (q, mode)
                 even = {"filter": {"even": True}}
                 assert same_ranking(hits(c, "parts", q, "hybrid", **even), hits(c, "whole", q, "hybrid", **even))
-            assert c.post("/collections/parts/search", json={"q": "x", "filter": {}}).status_code == 400
+            for bad in ({}, {"even": [1]}):  # refused by the server, as the whole collection refuses it
+                refused = [
+                    c.post(f"/collections/{n}/search", json={"q": "x", "filter": bad}) for n in ("parts", "whole")
+                ]
+                assert [r.status_code for r in refused] == [422, 422]
+                assert refused[0].json()["error"]["message"] == refused[1].json()["error"]["message"]
             assert c.delete("/collections/parts").status_code in (200, 204)
             assert c.get("/collections/parts").status_code == 404
+            store = redis.Redis(unix_socket_path=str(EmbeddedRedis(tmp_path / "data" / "redis").socket_path))
+            assert list(store.scan_iter(match="*collection:parts:*")) == []  # every part's keys, every log
+            assert list(store.scan_iter(match="*collection:whole:*")) != []
     finally:
         stop_server(proc)
     assert "unhandled error" not in server_log(proc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,7 @@ from app.index.writer import WriterIndex
 from app.services.documents import DocumentService
 from app.services.embedding import EmbeddingService
 from app.services.search import SearchService
-from app.shards.fanout import ShardedDense, ShardedLexical
+from app.shards.fanout import ShardedDense, ShardedLexical, StoredDocuments
 from app.store.redis_store import RedisStore
 
 if TYPE_CHECKING:
@@ -60,9 +61,7 @@ def open_collection_services(
     sharded collection's server (`dense` its shards' list, CE_SHARDS) only the keys of its vectors, and a collection
     kept in parts (`shards`: its shards search it every way) none."""
     lexical = None
-    if shards is not None:
-        dense, lexical = ShardedDense(shards.search), ShardedLexical(shards.search)
-    sharded = dense is not None
+    sharded = dense is not None or shards is not None
     search_here = search and shards is None
     analyzer = Analyzer(settings.lexical_language, settings.lexical_stopwords) if search_here else None
     work_dir = settings.data_dir / "lexical"
@@ -79,6 +78,14 @@ def open_collection_services(
         analyzer=analyzer,
         work_dir=work_dir,
     )
+    if shards is not None:
+        documents = store.documents
+        stored = StoredDocuments(
+            functools.partial(documents.ids, collection_key),
+            functools.partial(documents.count, collection_key),
+            builder.vectors,
+        )
+        dense, lexical = ShardedDense(shards.search, stored), ShardedLexical(shards.search)
     if search_here:
         served: ServedIndex = LiveIndex(
             builder,
