@@ -16,16 +16,20 @@ from app.store.embedded import redis_server_executable
 NODE_TIMEOUT_MS = 1000  # how long a primary may be silent before its replica takes over
 
 
-def free_port_pair() -> int:
-    """A TCP port free on 127.0.0.1 whose cluster-bus port (+10000) is free too."""
-    while True:
+def free_port_pairs(n: int) -> list[int]:
+    """`n` TCP ports free on 127.0.0.1 whose cluster-bus ports (+10000) are free too, none of them the same."""
+    ports: list[int] = []
+    taken: set[int] = set()
+    while len(ports) < n:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        if port + 10000 < 65536:
+        if port + 10000 < 65536 and not {port, port + 10000} & taken:
             with socket.socket() as bus, contextlib.suppress(OSError):
                 bus.bind(("127.0.0.1", port + 10000))
-                return port
+                taken |= {port, port + 10000}
+                ports.append(port)
+    return ports
 
 
 class LocalRedisCluster:
@@ -35,7 +39,7 @@ class LocalRedisCluster:
     def __init__(self, folder: Path, primaries: int = 3, replicas: int = 1):
         self.folder = Path(folder)
         self.primaries, self.replicas = primaries, replicas
-        self.ports = [free_port_pair() for _ in range(primaries * (1 + replicas))]
+        self.ports = free_port_pairs(primaries * (1 + replicas))
         self.procs: dict[int, subprocess.Popen] = {}
 
     @property
@@ -53,8 +57,14 @@ class LocalRedisCluster:
         cmd += ["--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--cluster-replica-validity-factor", "0"]
         cmd += ["--cluster-require-full-coverage", "no", "--cluster-allow-reads-when-down", "yes"]
         cmd += ["--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--logfile", "redis.log"]
-        self.procs[port] = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self._until(lambda: self.node(port).ping(), f"node {port} to answer")
+        proc = self.procs[port] = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def answers() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"redis-server on port {port} exited: see {folder / 'redis.log'}")
+            return bool(self.node(port).ping())
+
+        self._until(answers, f"node {port} to answer")
 
     def start(self) -> str:
         """Start every node, make them one cluster, wait for it to serve every slot; returns the store's URL."""

@@ -9,7 +9,7 @@ import redis
 
 from app.core.errors import StoreUnavailable
 from app.store import DocumentRecord, RedisStore
-from app.store.local_cluster import LocalRedisCluster
+from app.store.local_cluster import LocalRedisCluster, free_port_pairs
 
 pytestmark = pytest.mark.process
 
@@ -88,3 +88,9 @@ def test_a_node_is_found_by_its_slot_and_an_unknown_port_has_no_replica(redis_cl
     assert replica != primary and redis.Redis(port=replica).info("replication")["role"] == "slave"
     with pytest.raises(LookupError, match="no live replica"):
         redis_cluster.replica_of(1)
+
+
+def test_ports_are_chosen_with_their_bus_ports_and_never_collide():
+    ports = free_port_pairs(12)
+    used = ports + [p + 10000 for p in ports]
+    assert len(ports) == 12 and len(set(used)) == 24 and max(used) < 65536
