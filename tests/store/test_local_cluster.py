@@ -11,8 +11,6 @@ from app.core.errors import StoreUnavailable
 from app.store import DocumentRecord, RedisStore
 from app.store.local_cluster import LocalRedisCluster, free_port_pairs
 
-pytestmark = pytest.mark.process
-
 
 def keys_on_primaries(cluster: LocalRedisCluster, pattern: str) -> dict[int, int]:
     """How many keys match `pattern` on each live primary."""
@@ -24,6 +22,7 @@ def keys_on_primaries(cluster: LocalRedisCluster, pattern: str) -> dict[int, int
     return counts
 
 
+@pytest.mark.process
 def test_collections_spread_over_the_primaries_and_a_dropped_one_leaves_no_key(redis_cluster, key_prefix):
     store = RedisStore.from_url(redis_cluster.url, prefix=key_prefix)
     for c in range(12):
@@ -37,6 +36,7 @@ def test_collections_spread_over_the_primaries_and_a_dropped_one_leaves_no_key(r
     assert store.documents.count("collection:c1:1") == 10
 
 
+@pytest.mark.process
 def test_a_primary_killed_mid_ingestion_loses_no_acknowledged_document(tmp_path, key_prefix):
     cluster = LocalRedisCluster(tmp_path / "cluster")
     store = RedisStore.from_url(cluster.start(), prefix=key_prefix)
@@ -82,6 +82,7 @@ def until(check, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.process
 def test_a_node_is_found_by_its_slot_and_an_unknown_port_has_no_replica(redis_cluster):
     primary = redis_cluster.primary_of("{anything}")
     replica = redis_cluster.replica_of(primary)
