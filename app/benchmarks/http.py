@@ -118,17 +118,20 @@ class Connection:
 
     def request(self, method: str, path: str, body: dict | None = None) -> int:
         """Send and read the whole response; the status, or 0 on a connection error."""
+        return self.answer(method, path, body)[0]
+
+    def answer(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
+        """Send and read the whole response: its status and body (0 and nothing on a connection error)."""
         try:
             if body is None:
                 self._conn.request(method, path)
             else:
                 self._conn.request(method, path, json.dumps(body), {"Content-Type": "application/json"})
             response = self._conn.getresponse()
-            response.read()
-            return response.status
+            return response.status, response.read()
         except (OSError, http.client.HTTPException):
             self._conn.close()
-            return 0
+            return 0, b""
 
     def close(self) -> None:
         self._conn.close()

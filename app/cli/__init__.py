@@ -8,7 +8,7 @@ import typer
 
 from app.cli.adaptation import adapt_backbone
 from app.cli.backups import export_collection, import_collection
-from app.cli.benchmarks import bench, bench_collections, bench_search, bench_shards, load
+from app.cli.benchmarks import bench, bench_cluster, bench_collections, bench_search, bench_shards, load
 from app.cli.collections import collections
 from app.cli.corrections import evaluate, fit, isotropy
 from app.cli.export import export_onnx
@@ -49,6 +49,7 @@ for name, command in (
     ("load", load),
     ("bench-search", bench_search),
     ("bench-shards", bench_shards),
+    ("bench-cluster", bench_cluster),
     ("bench-collections", bench_collections),
     ("bench-fairness", bench_fairness),
     ("bench-tune", bench_tune),

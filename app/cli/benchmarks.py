@@ -227,6 +227,33 @@ def bench_shards(
 
 
 @guarded
+def bench_cluster(
+    n: Annotated[int, typer.Option(min=1000, help="Documents sent through the API to each server.")] = 1_000_000,
+    queries: Annotated[int, typer.Option(min=10, help="Queries in each mode, one at a time.")] = 1000,
+    nodes: Annotated[int, typer.Option(min=1, help="Ray node processes of the local cluster.")] = 3,
+    as_json: JsonLastOpt = False,
+) -> None:
+    """A collection kept in 3 parts on a local Redis Cluster (3 primaries, a replica each) and searched by shards
+    on a local Ray cluster, against the same collection in one process: the same documents through the API to both,
+    their top-10 compared in each mode, ingestion rates and p50/p99 side by side. Backbone: CE_BACKBONE."""
+    from app.benchmarks.cluster import run
+
+    result = run(get_settings(), STS_DIR, n=n, queries=queries, nodes=nodes)
+    if not as_json:
+        same, rates = result["same_top10"], result["ingest_docs_per_s"]
+        typer.echo(
+            f"{result['n']:,} documents: same top-10 as one process for "
+            + ", ".join(f"{same[m]:,}/{result['queries']:,} {m}" for m in same)
+            + f"; ingestion {rates['cluster']:,} docs/s on the cluster, {rates['single']:,} in one process; "
+            + "; ".join(
+                f"{m} p50 {lat['cluster']['p50']} vs {lat['single']['p50']} ms"
+                for m, lat in result["latency_ms"].items()
+            )
+        )
+    typer.echo(json.dumps(result))
+
+
+@guarded
 def bench_collections(
     docs: Annotated[int, typer.Option(min=100, help="STS-B sentences indexed into each collection.")] = 2000,
     as_json: JsonLastOpt = False,

@@ -6,6 +6,7 @@ import httpx
 import pytest
 import redis
 
+from app.benchmarks.ranking_match import same_ranking
 from app.store.embedded import EmbeddedRedis
 from tests.conftest import CORPUS, free_port, server_env, server_log, start_server, stop_server, until_loaded
 from tests.shards.test_deployment import until
@@ -20,15 +21,6 @@ def hits(c: httpx.Client, name: str, q: str, mode: str, **extra) -> list[tuple[s
     assert found.status_code == 200, found.text
     assert not found.json()["partial"], found.json()["missing_shards"]
     return [(h["id"], h["rank_score"]) for h in found.json()["results"]]
-
-
-def same_ranking(found: list[tuple[str, float]], expected: list[tuple[str, float]]) -> bool:
-    """The same scores (to 1e-4), and the same documents at each score but the last, which k may cut anywhere (a
-    tie's order is either index's own: tantivy's is the order of insertion)."""
-    if [s for _, s in found] != pytest.approx([s for _, s in expected], rel=1e-4, abs=1e-6):
-        return False
-    last = expected[-1][1] if expected else 0.0
-    return {d for d, s in found if s > last + 1e-4} == {d for d, s in expected if s > last + 1e-4}
 
 
 def test_a_collection_kept_in_three_parts_answers_as_one_kept_whole(tmp_path):
