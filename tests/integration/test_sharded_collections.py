@@ -39,7 +39,10 @@ def test_a_collection_kept_in_three_parts_answers_as_one_kept_whole(tmp_path):
                     r = c.post(f"/collections/{name}/documents", json={"documents": docs[start : start + 100]})
                     assert r.status_code == 201, r.text
                 assert c.delete(f"/collections/{name}/documents/d3").status_code in (200, 204)
-            assert c.get("/collections/parts").json()["documents"] == len(CORPUS) - 1
+            described = c.get("/collections/parts").json()
+            assert described["documents"] == len(CORPUS) - 1 and described["shards"] == 3
+            assert [s["shard"] for s in described["index"]["shards"]] == [0, 1, 2]
+            assert c.post("/collections/parts/verify").status_code == 409  # each shard verifies its own part
             assert c.get("/collections/parts/documents/d7").json()["metadata"] == {"even": False}
             assert c.get("/collections/parts/documents/d3").status_code == 404
             until(lambda: same_ranking(hits(c, "parts", "cat", "lexical"), hits(c, "whole", "cat", "lexical")))

@@ -73,7 +73,12 @@ def fit_status(name: CollectionName, services: ServicesDep) -> dict:
 def verify_collection(name: CollectionName, services: ServicesDep, repair: bool = False) -> dict:
     """Every stored id and passage against this server's dense and lexical index (what `python -m app verify --url`
     asks); with `repair`, indexes that differ are rebuilt from the store in the background."""
-    served = services.collections.get(name, wait=OPEN_WAIT).services.served
+    opened = services.collections.get(name, wait=OPEN_WAIT).services
+    if opened.shards is not None:
+        raise Conflict(
+            f"collection {name!r} is kept in parts: each of its shards verifies its own part as it follows it"
+        )
+    served = opened.served
     check = served.verify()
     report = {"collection": name, **check.describe()}
     if check.drift:

@@ -37,6 +37,10 @@ class Collection:
             with self._count:
                 self.in_use -= 1
 
+    def _shards(self) -> dict:
+        """A collection kept in parts: each shard's status (None for one that does not answer now)."""
+        return {"shards": self.services.shards.status()} if self.services.shards is not None else {}
+
     def describe(self) -> dict:
         index = self.services.served.current
         return {
@@ -46,6 +50,6 @@ class Collection:
             "dim": index.correction.dim if index.correction else self.engine.backbone.dim,
             "documents": self.services.documents.count(),
             "search_space": index.describe_search(),
-            "index": self.services.served.status(),
+            "index": {**self.services.served.status(), **self._shards()},
             "open": True,
         }

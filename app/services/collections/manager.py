@@ -131,6 +131,8 @@ class Collections:
         """Serve `artifact` in this collection (kept in Redis; the backbone's `current` does not move), its index
         rebuilt from the stored raw vectors and swapped whole; other collections are not touched."""
         collection = self.get(name)
+        if collection.spec.shards:
+            raise Conflict(f"collection {name!r} is kept in parts: it serves the correction it was created with")
         check_compatible(artifact, collection.engine.backbone)
         publish(self.store, artifact, make_current=False)
         set_correction(self.specs, name, artifact.id)
