@@ -83,7 +83,8 @@ def run(settings, sts_dir: Path, *, n: int, queries: int, nodes: int, shards: in
             urls[name] = f"http://127.0.0.1:{port}"
             log = (scratch / f"{name}.log").open("w+b")
             procs.append(start_service(env, urls[name], log, timeout=300))
-            created = Connection(urls[name]).post_json("/collections", {"name": COLLECTION, "shards": parts})
+            spec = {"name": COLLECTION, "shards": parts, "index_factory": "Flat"}  # exact both sides: any difference
+            created = Connection(urls[name]).post_json("/collections", spec)  # is the sharding's
             if created != 201:
                 raise RuntimeError(f"{name}: creating the collection answered {created}")
         rates = {name: round(ingest(url, vocabulary, n, f"ingesting ({name})"), 1) for name, url in urls.items()}

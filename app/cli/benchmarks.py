@@ -234,8 +234,9 @@ def bench_cluster(
     as_json: JsonLastOpt = False,
 ) -> None:
     """A collection kept in 3 parts on a local Redis Cluster (3 primaries, a replica each) and searched by shards
-    on a local Ray cluster, against the same collection in one process: the same documents through the API to both,
-    their top-10 compared in each mode, ingestion rates and p50/p99 side by side. Backbone: CE_BACKBONE."""
+    on a local Ray cluster, against the same collection in one process (both exact, Flat): the same documents through
+    the API to both, their top-10 compared in each mode, ingestion rates and p50/p99 side by side. Backbone:
+    CE_BACKBONE."""
     from app.benchmarks.cluster import run
 
     result = run(get_settings(), STS_DIR, n=n, queries=queries, nodes=nodes)

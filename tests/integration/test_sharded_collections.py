@@ -43,6 +43,16 @@ def test_a_collection_kept_in_three_parts_answers_as_one_kept_whole(tmp_path):
             assert described["documents"] == len(CORPUS) - 1 and described["shards"] == 3
             assert [s["shard"] for s in described["index"]["shards"]] == [0, 1, 2]
             assert c.post("/collections/parts/verify").status_code == 409  # each shard verifies its own part
+            assert c.post("/collections/parts/fit", json={"method": "whitening"}).status_code == 409
+            assert c.post("/collections/parts/tune").status_code == 409
+            for path, body in (("embed", {"texts": ["a cat"]}), ("tokenize", {"texts": ["a cat"]})):
+                answers = [c.post(f"/collections/{n}/{path}", json=body) for n in ("parts", "whole")]
+                assert answers[0].status_code == 200 and answers[0].json() == answers[1].json()
+            judged = {"judgments": [{"query": "cat", "id": "d0", "grade": 2}]}
+            assert c.post("/collections/parts/judgments", json=judged).status_code == 201
+            assert len(c.get("/collections/parts/judgments").json()["judgments"]) == 1
+            exported = c.get("/collections/parts/export").text.splitlines()
+            assert sum('"document"' in line for line in exported) == len(CORPUS) - 1
             assert c.get("/collections/parts/documents/d7").json()["metadata"] == {"even": False}
             assert c.get("/collections/parts/documents/d3").status_code == 404
             until(lambda: same_ranking(hits(c, "parts", "cat", "lexical"), hits(c, "whole", "cat", "lexical")))

@@ -59,7 +59,8 @@ def start_fit(name: CollectionName, body: FitRequest, services: ServicesDep) -> 
         raise Conflict(  # as deleting it is: the default collection is the service's own, managed from the CLI
             "the default collection's correction is fitted with `python -m app fit --corpus ... --publish`"
         )
-    services.collections.get(name, wait=OPEN_WAIT)  # 404 unknown, 409 failed, 503 still loading
+    if services.collections.get(name, wait=OPEN_WAIT).spec.shards:  # 404 unknown, 409 failed, 503 still loading
+        raise Conflict(f"collection {name!r} is kept in parts: it serves the correction it was created with")
     return services.fits.start(name, body.method, body.params())
 
 

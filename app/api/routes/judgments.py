@@ -7,7 +7,7 @@ from fastapi import APIRouter
 
 from app.api.deps import CollectionName, ServicesDep
 from app.api.judgment_schemas import JudgmentsIn, JudgmentsOut, TuneStatus
-from app.core.errors import NotFound
+from app.core.errors import Conflict, NotFound
 from app.services.collections.manager import OPEN_WAIT
 
 router = APIRouter()
@@ -49,7 +49,8 @@ def _listed(services, key: str) -> dict:
 def start_tune(name: CollectionName, services: ServicesDep) -> dict:
     """Choose the ranking on the stored judgments in a child process; 409 while one runs. Poll GET; when the
     held-out judgments allow, the choice is published and every replica ranks with it."""
-    _key(services, name)
+    if services.collections.get(name, wait=OPEN_WAIT).spec.shards:  # 404 unknown, 503 loading
+        raise Conflict(f"collection {name!r} is kept in parts: its ranking is tuned on a collection kept whole")
     return services.tunes.start_with(name, [])
 
 
