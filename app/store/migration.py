@@ -53,24 +53,34 @@ def renamed(prefix: str, key: str, owners: set[str]) -> str | None:
 
 
 def migrate(client: redis.Redis, prefix: str) -> int:
-    """Rename every layout-1 key under `prefix` to its tagged name (one Redis: RENAME needs both in one slot)."""
-    owners, moved = owners_in(client, prefix), 0
-    pending: list[tuple[str, str]] = []
+    """Rename every layout-1 key under `prefix` to its tagged name, a batch at a time while scanning (SCAN returns
+    every key that stays all along, and a renamed one needs nothing more); one Redis only: RENAME needs both names in
+    one slot."""
+    owners, moved, batch = owners_in(client, prefix), 0, []
+
+    def flush() -> int:
+        if isinstance(client, redis.RedisCluster):
+            raise RuntimeError(
+                f"keys under {prefix!r} are in layout 1 on a cluster, where they cannot be renamed: start a server on "
+                "the single Redis they came from (it moves them), then copy them (python -m app copy-store)"
+            )
+        pipe = client.pipeline(transaction=False)
+        for old, new in batch:
+            pipe.renamenx(old, new)
+        done = sum(r is True or r == 1 for r in pipe.execute(raise_on_error=False))
+        batch.clear()
+        return done
+
     for key in client.scan_iter(match=f"{prefix}:*", count=BATCH):
         if new := renamed(prefix, key.decode(), owners):
-            pending.append((key.decode(), new))
-    if pending and isinstance(client, redis.RedisCluster):
-        raise RuntimeError(
-            f"{len(pending)} keys under {prefix!r} are in layout 1 on a cluster, where they cannot be renamed: "
-            "start a server on the single Redis they came from (it moves them), then copy them "
-            "(python -m app copy-store)"
-        )
-    for start in range(0, len(pending), BATCH):
-        pipe = client.pipeline(transaction=False)
-        for old, new in pending[start : start + BATCH]:
-            pipe.renamenx(old, new)
-        moved += sum(bool(r) for r in pipe.execute(raise_on_error=False) if not isinstance(r, Exception))
-        log.info("store layout %s: %d of %d keys renamed", LAYOUT, moved, len(pending))
+            batch.append((key.decode(), new))
+        if len(batch) >= BATCH:
+            moved += flush()
+            if moved % (100 * BATCH) < BATCH:
+                log.info("store layout %s: %d keys renamed so far", LAYOUT, moved)
+    moved += flush() if batch else 0
+    if moved:
+        log.info("store layout %s: %d keys renamed to their tagged names", LAYOUT, moved)
     return moved
 
 

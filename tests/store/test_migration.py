@@ -85,3 +85,12 @@ def test_a_key_of_no_known_collection_is_left_as_it_is():
 @pytest.mark.parametrize("kind", ["docs", "ingestion", "judgments", "ranking"])
 def test_each_kind_owned_by_a_collection_is_tagged(kind):
     assert renamed("ce", f"ce:{kind}:{NAMED}", {NAMED}) == f"ce:{kind}:{{{NAMED}}}"
+
+
+@pytest.mark.process
+def test_an_untagged_dataset_on_a_cluster_is_refused_with_the_way_over(redis_cluster, key_prefix):
+    client = redis.RedisCluster(host="127.0.0.1", port=redis_cluster.ports[0])
+    client.sadd(unowned(key_prefix, "docs", NAMED), "d:1")  # as if copied over without its move
+    with pytest.raises(RuntimeError, match="copy-store"):
+        RedisStore.from_url(redis_cluster.url, prefix=key_prefix)
+    assert client.get(layout_key(key_prefix)) is None  # nothing half-moved is called moved
