@@ -96,6 +96,11 @@ def test_a_primary_killed_mid_ingestion_loses_no_acknowledged_document_in_any_mo
             for mode, q in (("lexical", f"tok{i}"), ("dense", text_of(i)), ("hybrid", text_of(i))):
                 found = c.post("/collections/notes/search", json={"q": q, "k": 1, "mode": mode}).json()
                 assert [h["id"] for h in found["results"]] == [doc_id], (mode, doc_id, found)
+        assert c.delete("/collections/notes").status_code == 204
+        assert ids_keys(redis_cluster, key_prefix) == []
+        nodes = [redis_cluster.node(port) for port in redis_cluster.live()]
+        # every part's documents, id set and change log, on every primary and (once replicated) replica
+        until(lambda: all(next(node.scan_iter(match="*notes*"), None) is None for node in nodes))
     finally:
         stop_server(proc)
         redis_cluster.stop()
