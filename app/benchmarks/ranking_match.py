@@ -1,16 +1,25 @@
-"""When two rankings are the same: equal scores, and the same documents above the last score (which k may cut
-anywhere among equal scores, and each engine orders its own way)."""
+"""When two rankings are the same: the same scores to `rel`, and the same documents in each run of tied scores
+(scores within `rel` of each other, which either engine may order its own way) but the last, which k may cut
+anywhere."""
 
 from __future__ import annotations
 
 import math
 
 
-def same_ranking(found: list[tuple[str, float]], expected: list[tuple[str, float]], rel: float = 1e-4) -> bool:
+def same_ranking(found: list[tuple[str, float]], expected: list[tuple[str, float]], rel: float = 1e-5) -> bool:
     if len(found) != len(expected):
         return False
-    if not all(math.isclose(a, b, rel_tol=rel, abs_tol=1e-6) for (_, a), (_, b) in zip(found, expected, strict=True)):
+
+    def close(a: float, b: float) -> bool:
+        return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
+
+    if not all(close(a, b) for (_, a), (_, b) in zip(found, expected, strict=True)):
         return False
-    last = expected[-1][1] if expected else 0.0
-    margin = rel * max(abs(last), 1e-6)
-    return {d for d, s in found if s > last + margin} == {d for d, s in expected if s > last + margin}
+    ties: list[list[int]] = []
+    for i, (_, score) in enumerate(expected):
+        if ties and close(score, expected[ties[-1][-1]][1]):
+            ties[-1].append(i)
+        else:
+            ties.append([i])
+    return all({found[i][0] for i in run} == {expected[i][0] for i in run} for run in ties[:-1])
