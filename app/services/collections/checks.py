@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import replace
 from pathlib import Path
 
@@ -110,3 +111,10 @@ def correction_for(
 def failed_to_load(spec: CollectionSpec) -> Conflict:
     """What a request to a collection that failed to load is answered, until it is deleted."""
     return Conflict(f"collection {spec.name!r} failed to load: {spec.error}; delete it and create it again")
+
+
+def check_shards(shards: int) -> int:
+    """A collection kept in parts needs Ray Serve (the `ray` extra) to search them (422 without it)."""
+    if shards and importlib.util.find_spec("ray") is None:
+        raise InvalidInput("shards need Ray Serve: install the service with its `ray` extra (pip install '.[ray]')")
+    return shards

@@ -22,6 +22,7 @@ from app.correction.publication import PublishedFollower, check_compatible, publ
 from app.engine.pool import EnginePool
 from app.index.dense_lists import DenseSource
 from app.index.snapshot import SnapshotFile
+from app.services.collections import checks
 from app.services.collections.checks import check_encoder, complete, correction_for, failed_to_load, search_settings
 from app.services.collections.collection import Collection
 from app.services.collections.opening import Opening, Openings
@@ -104,7 +105,7 @@ class Collections:
             **search_settings(search),
             state=LOADING,
             requested_correction=correction or "auto",
-            shards=shards,
+            shards=checks.check_shards(shards),
         )
         engine = self.engines.loaded_engine(spec.backbone_key)
         if engine is not None:

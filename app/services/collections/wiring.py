@@ -79,11 +79,9 @@ def open_collection_services(
         work_dir=work_dir,
     )
     if shards is not None:
-        documents = store.documents
+        kept = store.documents
         stored = StoredDocuments(
-            functools.partial(documents.ids, collection_key),
-            functools.partial(documents.count, collection_key),
-            builder.vectors,
+            functools.partial(kept.ids, collection_key), functools.partial(kept.count, collection_key), builder.vectors
         )
         dense, lexical = ShardedDense(shards.search, stored), ShardedLexical(shards.search)
     if search_here:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from app.core.config import Settings
 from app.core.errors import Conflict, InvalidInput
-from app.services.collections.checks import check_encoder, failed_to_load
+from app.services.collections.checks import check_encoder, check_shards, failed_to_load
 from app.services.collections.spec import CollectionSpec
 
 
@@ -27,3 +29,11 @@ def test_omitted_settings_are_the_services_and_what_it_does_not_serve_is_named()
 def test_a_collection_that_failed_to_load_says_why_and_what_to_do():
     error = failed_to_load(CollectionSpec("t", "onnx", "mean", None, "auto", state="failed", error="no graph"))
     assert isinstance(error, Conflict) and error.message.startswith("collection 't' failed to load: no graph")
+
+
+def test_shards_need_ray_serve_and_zero_needs_nothing(monkeypatch):
+    assert check_shards(3) == 3 and check_shards(0) == 0  # this install has the `ray` extra
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)  # as an install without it
+    with pytest.raises(InvalidInput, match="ray"):
+        check_shards(3)
+    assert check_shards(0) == 0
