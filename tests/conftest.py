@@ -57,6 +57,15 @@ def redis_cluster(tmp_path_factory) -> Iterator[LocalRedisCluster]:
 
 
 @pytest.fixture
+def own_redis_cluster(tmp_path) -> Iterator[LocalRedisCluster]:
+    """A Redis Cluster of this test's own (3 primaries, a replica each): for tests that kill its nodes."""
+    cluster = LocalRedisCluster(tmp_path / "own-redis-cluster")
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
 def key_prefix() -> str:
     return f"test-{uuid.uuid4().hex[:8]}"
 

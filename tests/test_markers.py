@@ -9,7 +9,7 @@ from tests.conftest import CROSS_PROCESS_FOLDERS, ROOT
 TESTS = ROOT / "tests"
 STARTERS = {"start_server", "run_cli", "keyed_server", "LocalRedisCluster"}  # helpers that start child processes
 STARTING_MODULES = {"subprocess", "ray"}  # any call on these modules starts (or joins) another process
-STARTING_FIXTURES = {"redis_cluster"}  # shared fixtures that start child processes
+STARTING_FIXTURES = {"redis_cluster", "own_redis_cluster"}  # shared fixtures that start child processes
 
 
 def starts_directly(node: ast.AST) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -105,6 +106,7 @@ def run(settings, sts_dir: Path, *, n: int, queries: int, nodes: int, shards: in
         if ray_nodes is not None:
             ray_nodes.shutdown()
         redis_cluster.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def wait_for_last(url: str, vocabulary: list[str], n: int, timeout: float = 1800.0) -> float:

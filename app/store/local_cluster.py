@@ -67,14 +67,19 @@ class LocalRedisCluster:
         self._until(answers, f"node {port} to answer")
 
     def start(self) -> str:
-        """Start every node, make them one cluster, wait for it to serve every slot; returns the store's URL."""
-        for port in self.ports:
-            self.start_node(port)
-        cli = Path(redis_server_executable()).with_name("redis-cli")
-        nodes = [f"127.0.0.1:{p}" for p in self.ports]
-        args = [str(cli), "--cluster", "create", *nodes, "--cluster-replicas", str(self.replicas), "--cluster-yes"]
-        subprocess.run(args, check=True, capture_output=True, timeout=60)
-        self.wait_ok()
+        """Start every node, make them one cluster, wait for it to serve every slot; returns the store's URL (the
+        nodes already started are stopped if any step fails)."""
+        try:
+            for port in self.ports:
+                self.start_node(port)
+            cli = Path(redis_server_executable()).with_name("redis-cli")
+            nodes = [f"127.0.0.1:{p}" for p in self.ports]
+            args = [str(cli), "--cluster", "create", *nodes, "--cluster-replicas", str(self.replicas), "--cluster-yes"]
+            subprocess.run(args, check=True, capture_output=True, timeout=60)
+            self.wait_ok()
+        except BaseException:
+            self.stop()
+            raise
         return self.url
 
     def wait_ok(self, timeout: float = 30.0) -> None:

@@ -38,9 +38,10 @@ def text_of(i: int) -> str:
     return f"note tok{i} about {('cats', 'planes', 'rivers', 'songs')[i % 4]} and number {i % 97}"
 
 
-def test_a_primary_killed_mid_ingestion_loses_no_acknowledged_document_in_any_mode(tmp_path, ray_nodes, key_prefix):
-    redis_cluster = LocalRedisCluster(tmp_path / "redis")
-    redis_cluster.start()
+def test_a_primary_killed_mid_ingestion_loses_no_acknowledged_document_in_any_mode(
+    tmp_path, ray_nodes, own_redis_cluster, key_prefix
+):
+    redis_cluster = own_redis_cluster
     port = free_port()
     env = server_env(
         tmp_path,
@@ -103,5 +104,4 @@ def test_a_primary_killed_mid_ingestion_loses_no_acknowledged_document_in_any_mo
         until(lambda: all(next(node.scan_iter(match="*notes*"), None) is None for node in nodes))
     finally:
         stop_server(proc)
-        redis_cluster.stop()
     assert "unhandled error" not in server_log(proc)

@@ -37,9 +37,9 @@ def test_collections_spread_over_the_primaries_and_a_dropped_one_leaves_no_key(r
 
 
 @pytest.mark.process
-def test_a_primary_killed_mid_ingestion_loses_no_acknowledged_document(tmp_path, key_prefix):
-    cluster = LocalRedisCluster(tmp_path / "cluster")
-    store = RedisStore.from_url(cluster.start(), prefix=key_prefix)
+def test_a_primary_killed_mid_ingestion_loses_no_acknowledged_document(own_redis_cluster, key_prefix):
+    cluster = own_redis_cluster
+    store = RedisStore.from_url(cluster.url, prefix=key_prefix)
     acknowledged, refused, stop = [], [], threading.Event()
 
     def ingest():
@@ -72,7 +72,6 @@ def test_a_primary_killed_mid_ingestion_loses_no_acknowledged_document(tmp_path,
     found = fresh.documents.get("c", acknowledged)
     assert [d.id for d in found if d is not None] == acknowledged  # every acknowledged document is kept
     assert any("TooFewReplicas" in m for m in refused)
-    cluster.stop()
 
 
 def until(check, timeout: float = 30.0) -> None:
