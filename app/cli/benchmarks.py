@@ -245,6 +245,7 @@ def bench_cluster(
         typer.echo(
             f"{result['n']:,} documents: same top-10 as one process for "
             + ", ".join(f"{same[m]:,}/{result['queries']:,} {m}" for m in same)
+            + f" (hybrid within 1e-4: {result['same_top10_within_1e-4']['hybrid']:,})"
             + f"; ingestion {rates['cluster']:,} docs/s on the cluster, {rates['single']:,} in one process; "
             + "; ".join(
                 f"{m} p50 {lat['cluster']['p50']} vs {lat['single']['p50']} ms"
