@@ -53,6 +53,14 @@ def test_a_collection_kept_in_three_parts_answers_as_one_kept_whole(tmp_path):
             assert len(c.get("/collections/parts/judgments").json()["judgments"]) == 1
             exported = c.get("/collections/parts/export").text.splitlines()
             assert sum('"document"' in line for line in exported) == len(CORPUS) - 1
+            assert '"shards": 3' in exported[0] or '"shards":3' in exported[0]
+            lines = "\n".join(exported)
+            imported = c.post(
+                "/collections/copy/import", content=lines, headers={"content-type": "application/x-ndjson"}
+            )
+            assert imported.status_code in (200, 201), imported.text
+            assert until_loaded(c, "copy")["shards"] == 3  # created as exported: in three parts
+            until(lambda: same_ranking(hits(c, "copy", "cat", "hybrid"), hits(c, "parts", "cat", "hybrid")))
             assert c.get("/collections/parts/documents/d7").json()["metadata"] == {"even": False}
             assert c.get("/collections/parts/documents/d3").status_code == 404
             until(lambda: same_ranking(hits(c, "parts", "cat", "lexical"), hits(c, "whole", "cat", "lexical")))

@@ -35,6 +35,7 @@ def export_lines(collection: Collection) -> Iterator[bytes]:
         "pooling": spec.pooling,
         "model_path": spec.model_path,
         "index_factory": spec.index_factory,
+        "shards": spec.shards,
         **spec.search,
         "correction": correction.id if correction else None,
         "fingerprint": collection.engine.backbone.fingerprint,
@@ -92,6 +93,7 @@ def import_lines(collections: Collections, name: str, lines: list[dict]) -> Impo
             pooling=header["pooling"],
             index_factory=header.get("index_factory"),
             model_path=header.get("model_path"),
+            shards=header.get("shards", 0),
             search=search,
             wait=OPEN_WAIT,
         )
