@@ -55,7 +55,9 @@ class CollectionIn(Strict):
         ge=0,
         le=64,
         description="Keep the collection in this many parts, each in its own Redis slot and searched (dense and "
-        "lexical, BM25 with the whole collection's statistics) by a shard of its own on Ray; 0: whole, here.",
+        "lexical, BM25 with the whole collection's statistics) by a shard of its own on Ray; 0: whole, here. At "
+        "most CE_MAX_COLLECTION_SHARDS.",
+        json_schema_extra=served(maximum="max_collection_shards"),
     )
     search_mode: SearchMode | None = Field(None, description="How /search ranks by default; default CE_SEARCH_MODE.")
     fusion: Fusion | None = Field(None, description="Hybrid fusion; default CE_FUSION.")

@@ -29,6 +29,7 @@ def served_values(settings: Settings) -> dict[str, Any]:
         "max_k": settings.max_k,
         "backbones": sorted({settings.backbone, *settings.collection_backbones}),
         "models": [str(p) for p in settings.collection_models],
+        "max_collection_shards": settings.max_collection_shards,
     }
 
 

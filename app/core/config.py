@@ -180,6 +180,9 @@ class Settings(BaseSettings):
         ge=0,
         description="Logical CPUs each shard reserves on its Ray node, capping the shards a node holds; 0: none.",
     )
+    max_collection_shards: int = Field(
+        16, ge=0, le=64, description="Parts a collection may be created with (`shards`, each a shard on Ray); 0: none."
+    )
 
     # Store
     redis_url: str | None = Field(

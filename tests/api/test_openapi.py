@@ -50,6 +50,7 @@ def test_the_published_schema_states_the_limits_this_server_enforces(client):
     collection = bodies["CollectionIn"]["properties"]
     assert collection["backbone"]["anyOf"] == [{"type": "string", "enum": ["hashing"]}, {"type": "null"}]
     assert collection["model_path"]["anyOf"] == [{"type": "null"}]  # CE_COLLECTION_MODELS is empty
+    assert collection["shards"]["maximum"] == 16  # CE_MAX_COLLECTION_SHARDS
     forms = [sorted(f["required"]) for f in bodies["SimilarityRequest"]["oneOf"]]
     assert forms == [["pairs"], ["source", "targets"]]
     assert [f["properties"]["method"].get("const") for f in bodies["FitRequest"]["oneOf"]] == [
@@ -62,5 +63,6 @@ def test_the_published_schema_states_the_limits_this_server_enforces(client):
     assert client.get("/search", params={"q": "a", "k": 21}).status_code == 422
     both = {"pairs": [["a", "b"]], "source": "a", "targets": ["b"]}
     assert client.post("/similarity", json=both).status_code == 422
+    assert client.post("/collections", json={"name": "y", "shards": 17}).status_code == 422
     assert client.post("/collections", json={"name": "x", "pooling": "cls"}).status_code == 201
     assert client.post("/collections/x/fit", json={"method": "center", "alpha": 0.5}).status_code == 422

@@ -27,7 +27,9 @@ def test_no_generated_request_gets_a_server_error(tmp_path, onnx_graphs, backbon
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with_graphs(onnx_graphs, tmp_path / "data")
-    proc = start_server(server_env(tmp_path, port, CE_BACKBONE=backbone, CE_MAX_TEXTS="16"), base)
+    proc = start_server(
+        server_env(tmp_path, port, CE_BACKBONE=backbone, CE_MAX_TEXTS="16", CE_MAX_COLLECTION_SHARDS="0"), base
+    )
     counted = tmp_path / "surrogate-bodies"
     hooks = {"SCHEMATHESIS_HOOKS": "tests.fuzz_surrogates", "PYTHONPATH": str(ROOT), "CE_FUZZ_SURROGATES": str(counted)}
     try:

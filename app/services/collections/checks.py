@@ -113,8 +113,11 @@ def failed_to_load(spec: CollectionSpec) -> Conflict:
     return Conflict(f"collection {spec.name!r} failed to load: {spec.error}; delete it and create it again")
 
 
-def check_shards(shards: int) -> int:
-    """A collection kept in parts needs Ray Serve (the `ray` extra) to search them (422 without it)."""
+def check_shards(shards: int, limit: int) -> int:
+    """A collection kept in parts: at most `limit` parts (CE_MAX_COLLECTION_SHARDS), and Ray Serve (the `ray` extra)
+    to search them (422 otherwise)."""
+    if shards > limit:
+        raise InvalidInput(f"shards must be at most {limit} (CE_MAX_COLLECTION_SHARDS), got {shards}")
     if shards and importlib.util.find_spec("ray") is None:
         raise InvalidInput("shards need Ray Serve: install the service with its `ray` extra (pip install '.[ray]')")
     return shards

@@ -105,7 +105,7 @@ class Collections:
             **search_settings(search),
             state=LOADING,
             requested_correction=correction or "auto",
-            shards=checks.check_shards(shards),
+            shards=checks.check_shards(shards, self.settings.max_collection_shards),
         )
         engine = self.engines.loaded_engine(spec.backbone_key)
         if engine is not None:

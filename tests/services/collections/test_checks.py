@@ -32,8 +32,10 @@ def test_a_collection_that_failed_to_load_says_why_and_what_to_do():
 
 
 def test_shards_need_ray_serve_and_zero_needs_nothing(monkeypatch):
-    assert check_shards(3) == 3 and check_shards(0) == 0  # this install has the `ray` extra
+    assert check_shards(3, 16) == 3 and check_shards(0, 0) == 0  # this install has the `ray` extra
+    with pytest.raises(InvalidInput, match="at most 2 .CE_MAX_COLLECTION_SHARDS., got 3"):
+        check_shards(3, 2)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)  # as an install without it
     with pytest.raises(InvalidInput, match="ray"):
-        check_shards(3)
-    assert check_shards(0) == 0
+        check_shards(3, 16)
+    assert check_shards(0, 16) == 0
