@@ -135,14 +135,14 @@ class IndexShard:
         return self._correction(current) if current and current != serving_id else None
 
     def search(self, vector: np.ndarray, depth: int, correction_id: str | None = None, where: dict | None = None):
-        """This shard's top `depth` documents by their best passage (matching `where`), and which passage that was;
-        ShardBehind if the query is in another correction's space than this shard's."""
+        """This shard's top `depth` documents by their best passage (matching `where`), which passage that was, and
+        how many documents it holds; ShardBehind if the query is in another correction's space than this shard's."""
         index = self.served.current
         if correction_id != index.correction_id:
             raise ShardBehind(f"{self.shard.name} serves {index.correction_id}, the query is for {correction_id}")
         allowed = index.fields.matching(where) if where is not None else None
         found = LocalDense(self.served.builder.vectors).search(index, vector, depth, allowed)
-        return found.hits, found.best
+        return found.hits, found.best, index.documents
 
     def neighbours(self, vectors: np.ndarray, depth: int, correction_id: str | None) -> list[list[tuple[str, float]]]:
         """Each vector's top `depth` passages here (keys and cosines): what the collection's scale of cosines is

@@ -33,6 +33,7 @@ class ShardedHits:
     hits: list[tuple[str, float]]
     best: dict[str, int] = field(default_factory=dict)
     missing: list[int] = field(default_factory=list)
+    held: int = 0  # documents the shards that answered hold
 
     @property
     def partial(self) -> bool:
@@ -67,9 +68,10 @@ class ShardedSearch:
         shard answers only in `correction_id`'s space."""
         vector = np.ascontiguousarray(vector, dtype=np.float32)
         answers, missing = self._ask("search", vector, depth, correction_id, where)
-        best = {doc_id: n for _, (_, passages) in answers for doc_id, n in passages.items()}
-        hits = merged([docs for _, (docs, _) in answers], depth)
-        return ShardedHits(hits, {doc_id: best[doc_id] for doc_id, _ in hits if doc_id in best}, missing)
+        best = {doc_id: n for _, (_, passages, _) in answers for doc_id, n in passages.items()}
+        hits = merged([docs for _, (docs, _, _) in answers], depth)
+        held = sum(documents for _, (_, _, documents) in answers)
+        return ShardedHits(hits, {doc_id: best[doc_id] for doc_id, _ in hits if doc_id in best}, missing, held)
 
     def neighbours(self, vectors: np.ndarray, depth: int, correction_id: str | None) -> list[list[tuple[str, float]]]:
         """Each vector's top `depth` passages over every shard (NotReady unless all answer: a scale measured on some
@@ -128,13 +130,20 @@ class ShardedDense:
         self.shards = shards
         self.documents = documents
         self._scale: tuple[str | None, DenseScale | None] = ("", None)  # (the correction it was measured for, it)
+        self._held: int | None = None  # what every shard held at the last search (None: one did not answer)
 
     def scale(self, index: SearchIndex) -> DenseScale | None:
+        """Measured again once the collection has grown or shrunk by a quarter, and only on shards that hold what
+        the store does: one measured while they still follow would stay wrong until the next quarter."""
         if self.documents is None:
             return None  # CE_SHARDS: the server's keys alone; calibrated fusion takes the dense list at its word
         measured_for, scale = self._scale
+        if measured_for != index.correction_id:
+            scale = None
         count = self.documents.count()
-        if measured_for != index.correction_id or scale is None or scale.stale(count):
+        if self._held != count:
+            return scale  # the shards are still following the store: what was measured before, if anything
+        if scale is None or scale.stale(count):
             keys = [passage_key(doc_id, 0) for ids in self.documents.ids() for doc_id in ids]
             stored = self.documents.vectors.exact_vectors(index.correction, index.dense.dim)
             neighbours = functools.partial(self.shards.neighbours, correction_id=index.correction_id)
@@ -147,4 +156,5 @@ class ShardedDense:
             found = self.shards.search(vector, depth, index.correction_id, where)
         if len(found.missing) == len(self.shards.handles):
             raise NotReady("no shard of the index answers; they are restarting", retry_after=5)
+        self._held = None if found.missing else found.held
         return DenseList(found.hits, found.best, found.missing)
