@@ -10,10 +10,10 @@ from app.api.deps import NAME_PATTERN
 from app.api.openapi import exclusive_forms, served
 from app.api.schemas import Strict
 from app.core.names import Fusion, LexicalLanguage, Method, SearchMode
+from app.index.factory_grammar import FORMS
+from app.index.factory_grammar import PATTERN as FACTORY_PATTERN
 
 CORRECTION_PATTERN = rf"^(auto|none|({'|'.join(m for m in Method if m != Method.AUTO)})-[0-9a-f]{{12}})$"
-# The factories that serve at any dimension (a product quantizer's must divide it; faiss builds others too).
-FACTORY_PATTERN = r"^(auto|Flat|SQ8|HNSW([2-9]|[1-9][0-9])(,Flat)?|IVF[1-9][0-9]{0,4},(Flat|SQ8))$"
 
 
 def published_pattern(pattern: str, description: str, **limits: Any) -> Any:
@@ -40,8 +40,8 @@ class CollectionIn(Strict):
     )
     index_factory: StrictStr | None = published_pattern(
         FACTORY_PATTERN,
-        "Default: CE_INDEX_FACTORY. A factory that needs training serves exactly until it can be trained; faiss "
-        "strings outside the published pattern are accepted when they build for the dimension.",
+        f"Default: CE_INDEX_FACTORY. One of {FORMS}; HNSW's M within 4 to 128, IVF's lists within 1 to 65,536, "
+        "PQ's m dividing the backbone's dimension. One that needs training serves exactly until it can be trained.",
         max_length=200,
     )
     model_path: StrictStr | None = Field(

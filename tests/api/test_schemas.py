@@ -63,10 +63,12 @@ def test_k_in_a_body_is_an_integer(client, k):
 @pytest.mark.parametrize(
     ("factory", "reason"),
     [
-        ("IDMap,Flat", "leave IDMap out"),
-        ("IDMap2,HNSW32", "leave IDMap out"),
-        ("IVF10000000,Flat", "10,000,000 inverted lists need"),
-        ("NoSuchThing", "index_factory 'NoSuchThing'"),
+        ("IDMap,Flat", "'IDMap,Flat' is not one of the index structures served here"),
+        ("IVF10000000,Flat", "IVF's lists 10000000 is out of bounds: 1 to 65,536"),
+        ("NoSuchThing", "index_factory: 'NoSuchThing' is not one of the index structures served here"),
+        ("HNSW0", "HNSW's M 0 is out of bounds: 4 to 128"),  # FAISS aborted the process once vectors were added
+        ("HNSW1", "HNSW's M 1 is out of bounds"),  # FAISS segfaulted creating it
+        ("IVF4,PQ7", "PQ7: a product quantizer's sub-quantizers must divide the dimension"),
     ],
 )
 def test_index_factories_the_service_cannot_serve_are_refused_at_creation(client, factory, reason):

@@ -16,6 +16,7 @@ from app.correction.artifact import CorrectionArtifact
 from app.correction.publication import load_version, resolve_correction
 from app.engine.encoder import BatchingEngine
 from app.index.factories import check_factory
+from app.index.factory_grammar import parse_factory
 from app.services.collections.spec import NAME, READY, SEARCH_SETTINGS, CollectionSpec
 from app.store.redis_store import RedisStore
 
@@ -111,6 +112,17 @@ def correction_for(
 def failed_to_load(spec: CollectionSpec) -> Conflict:
     """What a request to a collection that failed to load is answered, until it is deleted."""
     return Conflict(f"collection {spec.name!r} failed to load: {spec.error}; delete it and create it again")
+
+
+def check_factory_form(factory: str | None) -> None:
+    """A factory string outside the grammar the service owns: 422 before anything is stored (its fit to the
+    dimension is checked once the backbone is loaded)."""
+    if factory is None:
+        return
+    try:
+        parse_factory(factory)
+    except ValueError as exc:
+        raise InvalidInput(f"index_factory: {exc}") from None
 
 
 def check_shards(shards: int, limit: int) -> int:

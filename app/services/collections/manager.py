@@ -91,6 +91,7 @@ class Collections:
         whose backbone is loaded is checked and ready at once; another is `loading` until its backbone loads
         (within `wait` seconds, or however long with None), and then `ready` or `failed`."""
         backbone, pooling, model_path = check_encoder(self.settings, name, backbone, pooling, model_path)
+        checks.check_factory_form(index_factory)
         if name == DEFAULT or self.specs.get(name) is not None:
             raise Conflict(f"collection {name!r} exists")
         spec = CollectionSpec(
@@ -113,14 +114,7 @@ class Collections:
         if not self.specs.create(name, spec.to_bytes()):
             raise Conflict(f"collection {name!r} exists")
         self.openings.forget(name)
-        log.info(
-            "collection %s created (%s): %s/%s, correction %s",
-            name,
-            spec.state,
-            backbone,
-            pooling,
-            spec.correction or spec.requested_correction,
-        )
+        log.info("collection %s created (%s): %s/%s", name, spec.state, backbone, pooling)
         if spec.loading and wait == 0:  # answered as created, its backbone loading on a thread: GET tells the end
             self.openings.start(name)
             return self._described(spec)
@@ -184,6 +178,7 @@ class Collections:
                 spec = self._conclude(replace(spec, state=FAILED, error=exc.message))
         if spec.failed:
             raise failed_to_load(spec)
+        checks.check_factory_form(spec.index_factory)  # stored by an older release: refused, never handed to FAISS
         opening.step = "opening its index"
         artifact = correction_for(self.store, engine, spec.correction, self.settings.models_dir)
         settings = self.settings.model_copy(update={"index_factory": spec.index_factory, **spec.search})

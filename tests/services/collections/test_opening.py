@@ -50,11 +50,11 @@ def test_a_collection_on_a_pooling_not_exported_yet_answers_at_once_then_serves_
             # A backbone that cannot load, and a setting only its loaded backbone could refuse: both reported.
             broken = c.post("/collections", json={"name": "broken", "model_path": str(not_a_model)})
             assert broken.status_code == 201 and broken.json()["state"] == "loading"
-            factory = c.post("/collections", json={"name": "odd", "pooling": "first_last_avg", "index_factory": "PQ7"})
+            factory = c.post("/collections", json={"name": "odd", "pooling": "first_last_avg", "index_factory": "IVF4,PQ7"})
             assert factory.status_code == 201 and factory.json()["state"] == "loading"
             failed = until_loaded(c, "broken")
             assert failed["state"] == "failed" and "did not load" in failed["error"], failed
-            assert "index_factory 'PQ7'" in until_loaded(c, "odd")["error"]
+            assert "index_factory 'IVF4,PQ7': PQ7: a product quantizer" in until_loaded(c, "odd")["error"]
             refused = c.get("/collections/broken/search", params={"q": "cat"})
             assert refused.status_code == 409 and "failed to load" in refused.json()["error"]["message"]
             listed = {d["name"]: d["state"] for d in c.get("/collections").json()["collections"]}
