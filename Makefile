@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 STS := datasets/stsbenchmark
 
-.PHONY: install run test unit fuzz model-check image image-test lint models eval compare clean
+.PHONY: install run test unit fuzz fuzz-factories model-check image image-test lint models eval compare clean
 
 install: $(STAMP)
 
@@ -33,6 +33,12 @@ unit: install
 fuzz: install
 	CE_FUZZ_EXAMPLES=$${CE_FUZZ_EXAMPLES:-150} CE_FUZZ_SEED=$${CE_FUZZ_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')} \
 	  $(PY) -m pytest -q -s -p no:cacheprovider "tests/integration/test_fuzz.py::test_no_generated_request_gets_a_server_error[hashing]"
+
+## Index factory strings from a fuzzer, through creation and import on a real server (make test sends 2,000):
+## every refusal a 422 that says why, every acceptance served, the server alive after each.
+fuzz-factories: install
+	CE_FACTORY_FUZZ=$${CE_FACTORY_FUZZ:-20000} CE_FUZZ_SEED=$${CE_FUZZ_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')} \
+	  $(PY) -m pytest -q -s -p no:cacheprovider tests/integration/test_factory_fuzz.py
 
 ## The integrity invariant, long: random adds, deletes, bursts, pauses, corrections, replicas and kill -9 on real server
 ## processes, checked after every step (make test runs 510 steps); prints what each seed did.

@@ -50,7 +50,9 @@ def test_a_collection_on_a_pooling_not_exported_yet_answers_at_once_then_serves_
             # A backbone that cannot load, and a setting only its loaded backbone could refuse: both reported.
             broken = c.post("/collections", json={"name": "broken", "model_path": str(not_a_model)})
             assert broken.status_code == 201 and broken.json()["state"] == "loading"
-            factory = c.post("/collections", json={"name": "odd", "pooling": "first_last_avg", "index_factory": "IVF4,PQ7"})
+            factory = c.post(
+                "/collections", json={"name": "odd", "pooling": "first_last_avg", "index_factory": "IVF4,PQ7"}
+            )
             assert factory.status_code == 201 and factory.json()["state"] == "loading"
             failed = until_loaded(c, "broken")
             assert failed["state"] == "failed" and "did not load" in failed["error"], failed
