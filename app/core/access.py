@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 Scope = Literal["read", "write"]
+EVERY = "*"  # what a service-wide route acts on: every collection (no collection's name can be this)
 
 
 class ApiKey(BaseModel):
@@ -33,14 +34,15 @@ class ApiKey(BaseModel):
         return self.collections is None or collection in self.collections
 
     def refusal(self, needs: Scope, collection: str | None, what: str) -> str | None:
-        """Why this key may not do `what` (a write or a read, on `collection`, or the service's own when None); None
-        when it may."""
+        """Why this key may not do `what` (a write or a read) on `collection`, or on every collection when it is
+        EVERY (the service-wide routes: creating one, /info, /metrics); None when it may. None as `collection`: the
+        request touches none (a probe, or a list the route filters for the key)."""
         if needs == "write" and self.scope == "read":
             return f"this key is read-only: {what} needs a write key"
-        if self.collections is None:
+        if self.collections is None or collection is None:
             return None
-        if collection is None and needs == "write":
+        if collection == EVERY:
             return f"this key is limited to collections {', '.join(self.collections)}: {what} needs a key for all"
-        if collection is not None and not self.covers(collection):
+        if not self.covers(collection):
             return f"this key is limited to collections {', '.join(self.collections)}: not {collection!r}"
         return None

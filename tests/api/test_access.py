@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from app.api.access import needed_scope
+from app.api.deps import NAME_PATTERN
 from app.core.access import ApiKey
 from app.main import create_app
 from tests.conftest import serve_app
@@ -103,3 +106,94 @@ def test_a_key_limited_to_one_collection_gets_403_on_another(served):
 def test_a_bare_token_still_reads_and_writes_everything(served):
     _, http = served
     assert http.delete("/collections/beta", headers=auth("admin")).status_code == 204
+
+
+# --- every way to a collection, generated from the published schema -------------------------------------------------
+
+KEYLESS_PATHS = {"/health", "/"}  # the probe and the static page (its calls send the key typed into it)
+NO_COLLECTION = {("GET", "/health"), ("GET", "/ready"), ("GET", "/collections"), ("GET", "/v1/models"), ("GET", "/")}
+NO_COLLECTION |= {("POST", "/v1/embeddings")}  # its body names the collection (`model`)
+UNPUBLISHED = [("GET", "/"), ("GET", "/metrics"), ("GET", "/pictures/documents-beta.png")]  # include_in_schema=False
+SIDE_EFFECTS = {"DELETE", "PUT"} | {("POST", "/collections/{name}/tune"), ("POST", "/collections/{name}/verify")}
+WHO = {"admin": None, "reader": None, "alpha-writer": "alpha", "alpha-reader": "alpha", "nobody": None}
+
+
+def operations(app) -> list[tuple[str, str, list[str]]]:
+    """Every published operation with its body's fields that name a collection, and the unpublished routes."""
+    published = app.openapi()
+    schemas = published["components"]["schemas"]
+    found = []
+    for path, ops in published["paths"].items():
+        for method, op in ops.items():
+            body = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
+            body = schemas.get(body.get("$ref", "").rsplit("/", 1)[-1], body)
+            naming = [f for f, s in body.get("properties", {}).items() if NAME_PATTERN in json.dumps(s)]
+            found.append((method.upper(), path, naming))
+    return found + [(m, p, []) for m, p in UNPUBLISHED]
+
+
+def refused(who: str, method: str, path: str, names: set[str], by_path: bool) -> bool:
+    """The policy: 401 without a key but on the open paths; 403 for a read key's writes; 403 for a limited key on
+    any collection not its own, the default one (the root routes) included, and on what acts on every collection
+    (a route whose path names none: creating one, /info, /metrics, the pictures)."""
+    if who == "nobody":
+        return path not in KEYLESS_PATHS
+    if who.endswith("reader") and needed_scope(method, path) == "write":
+        return True
+    limit = WHO[who]
+    if limit is None:
+        return False
+    if not by_path and (method, path) not in NO_COLLECTION:
+        return True
+    return any(n != limit for n in names)
+
+
+def test_no_key_reaches_past_its_scope_by_any_route_or_body_field(served):
+    app, http = served
+    model = app.state.services.backbone.name
+    checked = breaches = 0
+    on_default = {p for _, p, _ in operations(app) if "/collections/{name}" + p in app.openapi()["paths"]}
+    for method, path, naming in operations(app):
+        for target in ("alpha", "beta"):
+            for value in {target, "default", model} if naming else {None}:
+                names = {target} if "{name}" in path and path.startswith("/collections/") else set()
+                names |= {"default"} if path in on_default else set()
+                by_path = bool(names)
+                names |= {"default" if value == model else value} if value else set()
+                for who in WHO:
+                    expected = refused(who, method, path, names, by_path)
+                    if not expected and (method in SIDE_EFFECTS or (method, path) in SIDE_EFFECTS):
+                        continue  # allowed and not harmless: the refusals are what this test is about
+                    body = {"unknown field": 1, **{f: value for f in naming}} if method != "GET" else None
+                    headers = auth(who) if who != "nobody" else {}
+                    r = http.request(method, concrete(path, target), json=body, headers=headers)
+                    checked += 1
+                    if expected != (r.status_code in (401, 403)):
+                        breaches += 1
+                        print(f"{who} {method} {concrete(path, target)} {value}: {r.status_code} {r.text[:200]}")
+    assert breaches == 0
+    assert checked > 400  # every operation, both collections, every key (but allowed writes with side effects)
+
+
+def test_the_named_cases_of_the_trust_issue(served):
+    _, http = served
+    v1 = {"input": "hi", "model": "beta"}
+    assert http.post("/v1/embeddings", json=v1, headers=auth("alpha-writer")).status_code == 403
+    assert http.post("/v1/embeddings", json={**v1, "model": "default"}, headers=auth("alpha-reader")).status_code == 403
+    assert http.post("/v1/embeddings", json={**v1, "model": "alpha"}, headers=auth("alpha-reader")).status_code == 200
+    models = http.get("/v1/models", headers=auth("alpha-reader")).json()["data"]
+    assert [m["id"] for m in models] == ["alpha"]
+    assert http.get("/metrics", headers=auth("alpha-reader")).status_code == 403
+    assert http.get("/metrics", headers=auth("reader")).status_code == 200
+    assert http.get("/info", headers=auth("alpha-writer")).status_code == 403
+    assert http.get("/").status_code == 200  # the static page, no data in it
+    # A limited key deletes its collection, then may not create it again by an import (with any settings).
+    exported = http.get("/collections/alpha/export", headers=auth("alpha-reader")).text
+    assert http.delete("/collections/alpha", headers=auth("alpha-writer")).status_code == 204
+    ndjson = {**auth("alpha-writer"), "content-type": "application/x-ndjson"}
+    r = http.post("/collections/alpha/import", content=exported, headers=ndjson)
+    assert r.status_code == 403 and "needs a key for all" in r.json()["error"]["message"]
+    assert http.get("/collections/alpha", headers=auth("admin")).status_code == 404
+    admin = {**auth("admin"), "content-type": "application/x-ndjson"}
+    assert http.post("/collections/alpha/import", content=exported, headers=admin).json()["created"] is True
+    assert http.post("/collections/alpha/import", content=exported, headers=ndjson).json()["skipped"] == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from app.core.access import ApiKey
+from app.core.access import EVERY, ApiKey
 
 
 def test_a_bare_token_is_a_write_key_on_everything():
@@ -19,11 +19,15 @@ def test_read_and_collection_limits_say_why():
     assert reader.refusal("read", "a", "GET /search") is None
     assert reader.refusal("write", "a", "POST /documents") == "this key is read-only: POST /documents needs a write key"
     assert reader.refusal("read", "c", "GET /search") == "this key is limited to collections a, b: not 'c'"
-    assert reader.refusal("read", None, "GET /info") is None  # the service's own reads
+    assert reader.refusal("read", None, "GET /health") is None  # touches no collection
+    assert reader.refusal("read", EVERY, "GET /metrics") == (
+        "this key is limited to collections a, b: GET /metrics needs a key for all"
+    )
     writer = ApiKey(key="t", collections=["a"])
-    assert writer.refusal("write", None, "POST /collections") == (
+    assert writer.refusal("write", EVERY, "POST /collections") == (
         "this key is limited to collections a: POST /collections needs a key for all"
     )
+    assert ApiKey(key="t", scope="read").refusal("read", EVERY, "GET /metrics") is None
 
 
 @pytest.mark.parametrize("bad", [" ", {"key": "t", "scope": "admin"}, {"key": "t", "collections": []}, {"k": "t"}])

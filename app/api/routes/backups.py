@@ -10,10 +10,13 @@ from fastapi.responses import Response, StreamingResponse
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
+from app.api.access import allow
 from app.api.backup_schemas import CollectionLine, ImportBody
 from app.api.deps import CollectionName, ServicesDep, open_collection
+from app.core.access import EVERY
 from app.core.errors import InvalidInput
 from app.services.collections.backup import ImportReport, export_lines, import_lines
+from app.services.collections.spec import DEFAULT
 
 NDJSON = "application/x-ndjson"
 
@@ -71,6 +74,8 @@ async def import_collection(
     interrupted import is resumed by sending it again."""
     if not isinstance(lines[0], CollectionLine):
         raise InvalidInput("an import starts with the export's collection line")
+    if name != DEFAULT and services.collections.specs.get(name) is None:  # it creates one: as POST /collections
+        allow(request, "write", EVERY, f"creating collection {name!r} by import")
     dumped = [line.model_dump() for line in lines]
     report = await run_in_threadpool(import_lines, services.collections, name, dumped)
     for how in ("from_vectors", "encoded", "skipped"):

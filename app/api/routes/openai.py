@@ -7,14 +7,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import numpy as np
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from app.api.access import requester
 from app.api.deps import ServicesDep, open_collection
 from app.api.responses import json_response
 from app.api.routing import BoundedBodyRoute
 from app.api.schemas import EmbeddingItem, EmbeddingsRequest, EmbeddingsResponse, Usage
 from app.core.errors import InvalidInput, NotFound
+from app.services.collections.spec import DEFAULT
 from app.services.container import Services
 from app.services.embedding import EmbeddingService
 
@@ -67,7 +69,10 @@ async def _embed(embedding: EmbeddingService, body: EmbeddingsRequest) -> Respon
 
 
 @router.get("/models")
-def models(services: ServicesDep) -> dict:
-    """The default model, then every collection by name: each embeds with its own backbone and correction."""
-    ids = [services.backbone.name, *services.collections.names()]
+def models(services: ServicesDep, request: Request) -> dict:
+    """The default model, then every collection by name: each embeds with its own backbone and correction; a key
+    limited to some collections is shown those alone (the default model is the default collection)."""
+    key = requester(request)
+    named = [(services.backbone.name, DEFAULT)] + [(n, n) for n in services.collections.names()]
+    ids = [i for i, collection in named if key is None or key.covers(collection)]
     return {"object": "list", "data": [{"id": i, "object": "model", "created": 0, "owned_by": OWNER} for i in ids]}

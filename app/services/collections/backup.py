@@ -7,17 +7,16 @@ import base64
 import json
 import logging
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 
-import numpy as np
-
-from app.core.errors import InvalidInput
+from app.core.errors import InvalidInput, ServiceError
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.services.collections.collection import Collection
+from app.services.collections.import_checks import check_lines, check_settings, checked_record
 from app.services.collections.manager import OPEN_WAIT, Collections
-from app.services.collections.spec import DEFAULT, SEARCH_SETTINGS
+from app.services.collections.spec import DEFAULT, SEARCH_SETTINGS, CollectionSpec
 from app.services.documents import DocumentInput
-from app.store.documents import DocumentRecord
 
 log = logging.getLogger(__name__)
 FORMAT = 1
@@ -82,10 +81,15 @@ class ImportReport:
 
 def import_lines(collections: Collections, name: str, lines: list[dict]) -> ImportReport:
     """Create the collection as exported if it is new, serve the exported correction where the backbone is the
-    same, then write the documents not yet stored as they are."""
+    same, then write the documents not yet stored as they are. Everything is checked before anything is written,
+    and a collection this import created is removed again if its documents are refused."""
     header, artifact, documents = _parsed(lines)
+    check_lines(lines, collections.settings.max_text_chars)
     report = ImportReport(name)
-    if name != DEFAULT and collections.specs.get(name) is None:
+    held = collections.specs.get(name) if name != DEFAULT else None
+    if held is not None:
+        check_settings(header, CollectionSpec.from_bytes(held))
+    elif name != DEFAULT:
         search = {k: header[k] for k in SEARCH_SETTINGS if header.get(k) is not None}
         collections.create(
             name,
@@ -98,21 +102,13 @@ def import_lines(collections: Collections, name: str, lines: list[dict]) -> Impo
             wait=OPEN_WAIT,
         )
         report.created = True
-    collection = collections.get(name, wait=OPEN_WAIT)
-    same_backbone = header["fingerprint"] == collection.engine.backbone.fingerprint
-    serving = collection.services.served.current.correction
-    if same_backbone and artifact is not None and name != DEFAULT and (serving is None or serving.id != artifact.id):
-        collections.publish(name, artifact).result()
-    report.correction = collection.services.served.current.correction_id
-    with collection.using() as services:
-        fresh = _not_stored(services.documents, documents)
-        report.skipped = len(documents) - len(fresh)
-        if fresh and same_backbone:
-            services.documents.put_records([_record(d, header["dim"]) for d in fresh])
-            report.from_vectors = len(fresh)
-        elif fresh:
-            services.documents.add([DocumentInput(d["text"], d["id"], d["metadata"]) for d in fresh])
-            report.encoded = len(fresh)
+    try:
+        _import_into(collections, name, header, artifact, documents, report)
+    except Exception:
+        if report.created:  # a refused import leaves nothing behind
+            with suppress(ServiceError):
+                collections.delete(name)
+        raise
     log.info(
         "import into %s: %d from their vectors, %d encoded, %d already stored",
         name,
@@ -121,6 +117,33 @@ def import_lines(collections: Collections, name: str, lines: list[dict]) -> Impo
         report.skipped,
     )
     return report
+
+
+def _import_into(
+    collections: Collections,
+    name: str,
+    header: dict,
+    artifact: CorrectionArtifact | None,
+    documents: list[dict],
+    report: ImportReport,
+) -> None:
+    collection = collections.get(name, wait=OPEN_WAIT)
+    same_backbone = header["fingerprint"] == collection.engine.backbone.fingerprint
+    records = [checked_record(d, header["dim"]) for d in documents] if same_backbone else []  # checked before any write
+    serving = collection.services.served.current.correction
+    if same_backbone and artifact is not None and name != DEFAULT and (serving is None or serving.id != artifact.id):
+        collections.publish(name, artifact).result()
+    report.correction = collection.services.served.current.correction_id
+    with collection.using() as services:
+        fresh = _not_stored(services.documents, documents)
+        report.skipped = len(documents) - len(fresh)
+        if fresh and same_backbone:
+            fresh_ids = {d["id"] for d in fresh}
+            services.documents.put_records([r for r in records if r.id in fresh_ids])
+            report.from_vectors = len(fresh)
+        elif fresh:
+            services.documents.add([DocumentInput(d["text"], d["id"], d["metadata"]) for d in fresh])
+            report.encoded = len(fresh)
 
 
 def _parsed(lines: list[dict]) -> tuple[dict, CorrectionArtifact | None, list[dict]]:
@@ -137,19 +160,6 @@ def _artifact(line: dict, i: int) -> CorrectionArtifact:
         return CorrectionArtifact.from_bytes(base64.b64decode(line["artifact"], validate=True))
     except (ValueError, ArtifactFormatError) as exc:
         raise InvalidInput(f"line {i + 1}: not a correction artifact ({exc})") from None
-
-
-def _record(doc: dict, dim: int) -> DocumentRecord:
-    """The stored record as exported, its vectors checked against its passages and the backbone's dim."""
-    try:
-        vectors = base64.b64decode(doc["vectors"], validate=True)
-        rows = len(json.loads(doc["passages"])) if doc["passages"] else 1
-        expected = rows * dim * np.dtype(doc["dtype"]).itemsize
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"document {doc['id']!r}: unreadable vectors or passages ({exc})") from None
-    if len(vectors) != expected:
-        raise InvalidInput(f"document {doc['id']!r}: {len(vectors)} bytes of {doc['dtype']} for {rows} passages")
-    return DocumentRecord(doc["id"], doc["text"], json.dumps(doc["metadata"]), vectors, doc["passages"], doc["dtype"])
 
 
 def _not_stored(documents_service, documents: list[dict]) -> list[dict]:
