@@ -4,8 +4,8 @@ when it is not, and documents stored alike skipped."""
 from __future__ import annotations
 
 import base64
-import re
 import json
+import re
 
 import numpy as np
 import pytest
