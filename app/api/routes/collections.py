@@ -48,7 +48,10 @@ def get_collection(name: CollectionName, services: ServicesDep) -> dict:
 
 @router.delete("/collections/{name}", status_code=204)
 def delete_collection(name: CollectionName, services: ServicesDep) -> None:
+    """The collection and everything of it: documents, indexes, corrections, and a fit or tune of it running here."""
     services.collections.delete(name)
+    services.fits.forget(name)
+    services.tunes.forget(name)
 
 
 @router.post("/collections/{name}/fit", response_model=FitStatus, status_code=202)

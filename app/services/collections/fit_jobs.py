@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from app.core.children import tied_popen
 from app.core.config import Settings
 from app.core.errors import Conflict, NotFound, Overloaded
 
@@ -101,7 +102,7 @@ class FitJobs:
                 )
             args = [self.what, "--collection", collection, "--publish", *options]
             out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115 - kept for status()
-            proc = subprocess.Popen(
+            proc = tied_popen(  # ends with the server, kill -9 included
                 [sys.executable, "-m", "app", *args],
                 stdout=out,
                 stderr=err,
@@ -118,11 +119,30 @@ class FitJobs:
             raise NotFound(f"no {self.what} of collection {collection!r} was started here")
         return job.status()
 
+    def forget(self, collection: str) -> None:
+        """Stop the collection's job, if one runs, and drop its status: what deleting the collection does (a job
+        publishes only at its end, so nothing half-done is left, and a collection made again shows none)."""
+        with self._lock:
+            job = self._jobs.pop(collection, None)
+        if job is not None:
+            _stop(job)
+
     def close(self) -> None:
         """Stop running jobs (a job publishes only at its end, so nothing half-done is left)."""
-        for job in list(self._jobs.values()):
-            if job.proc.poll() is None:
-                job.proc.terminate()
-                job.proc.wait(timeout=30)
-            job.out.close()
-            job.err.close()
+        with self._lock:
+            jobs, self._jobs = list(self._jobs.values()), {}
+        for job in jobs:
+            _stop(job)
+
+
+def _stop(job: FitJob) -> None:
+    """SIGTERM, SIGKILL if it has not ended within 30 s; reaped either way, so no zombie is left."""
+    if job.proc.poll() is None:
+        job.proc.terminate()
+        try:
+            job.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            job.proc.kill()
+            job.proc.wait()
+    job.out.close()
+    job.err.close()

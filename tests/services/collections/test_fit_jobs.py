@@ -40,3 +40,17 @@ def test_a_fit_started_over_http_runs_in_a_child_process_and_its_correction_is_t
         described = c.get("/collections/notes").json()
         assert described["dim"] == 16 and described["index"]["size"] == 100
         assert c.get("/info").json()["correction"] is None  # the default collection keeps serving raw vectors
+
+
+def test_deleting_a_collection_stops_its_running_fit_and_forgets_it(make_settings):
+    app = create_app(make_settings(backbone="hashing"))
+    with serve_app(app) as c:
+        assert c.post("/collections", json={"name": "notes"}).status_code == 201
+        docs = [{"id": f"n{i}", "text": f"{CATS[i % 2]} {PLANES[i % 2]} {i}"} for i in range(100)]
+        assert c.post("/collections/notes/documents", json={"documents": docs}).status_code == 201
+        assert c.post("/collections/notes/fit", json={}).json()["state"] == "running"
+        (job,) = app.state.services.fits._jobs.values()
+        assert c.delete("/collections/notes").status_code == 204
+        assert job.proc.poll() is not None  # stopped and reaped: no zombie left
+        assert c.post("/collections", json={"name": "notes"}).status_code == 201
+        assert c.get("/collections/notes/fit").status_code == 404  # the old job's status went with it
