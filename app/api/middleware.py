@@ -15,6 +15,7 @@ from app.api.errors import error_body
 from app.api.metrics import Metrics
 from app.core.access import ApiKey
 from app.core.tracing import tag_request
+from app.engine.encoder import UNDER_REQUEST
 
 REQUEST_ID = "x-request-id"
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # a caller's id is echoed only if it cannot inject anything
@@ -105,6 +106,7 @@ class RequestContextMiddleware:
         request_id = offered if _SAFE_ID.match(offered) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = request_id
         tag_request(request_id)
+        UNDER_REQUEST.set(True)  # its encoding is held to CE_REQUEST_TIMEOUT; work that serves no request is not
         status = [500]
         started = time.perf_counter()
 

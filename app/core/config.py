@@ -238,7 +238,10 @@ class Settings(BaseSettings):
         2048, ge=1, description="Texts waiting to be encoded before new requests get 429 with Retry-After."
     )
     request_timeout: float = Field(
-        60.0, gt=0, description="Seconds a request waits for its vectors before a 504 (its queued work is dropped)."
+        60.0,
+        gt=0,
+        description="Seconds an HTTP request waits for its vectors before a 504 (its queued work is dropped); "
+        "commands, benchmarks and background rebuilds have no deadline.",
     )
 
     @field_validator("api_keys", mode="before")

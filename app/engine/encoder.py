@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +20,10 @@ from app.backbones.base import Backbone
 from app.core.errors import NotReady, Overloaded, RequestTimeout
 from app.core.process_memory import release_free_memory
 from app.core.tracing import current_context, round_span
+
+# Set by the HTTP layer for the request it serves (and copied to the threads a request's work runs on): the encoder
+# holds only requests to CE_REQUEST_TIMEOUT.
+UNDER_REQUEST: ContextVar[bool] = ContextVar("under_request", default=False)
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +108,8 @@ class BatchingEngine:
     def submit(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> Future:
         """Queue texts; the future resolves to their float32 vectors, in order (pooled with `token_weights`).
         Cancelling it (its caller gave up) stops its encoding at the next round."""
-        deadline = time.monotonic() + self.request_timeout if self.request_timeout else float("inf")
+        timeout = self.timeout()
+        deadline = time.monotonic() + timeout if timeout else float("inf")
         job = _Job(list(texts), token_weights, deadline)
         with self._cond:
             if self._stopped is not None:
@@ -129,7 +135,7 @@ class BatchingEngine:
             return np.empty((0, self.backbone.dim), dtype=np.float32)
         future = self.submit(texts, token_weights)
         try:
-            return future.result(self.request_timeout)
+            return future.result(self.timeout())
         except FutureTimeout:
             future.cancel()
             raise self._timed_out(len(texts)) from None
@@ -139,9 +145,14 @@ class BatchingEngine:
         if not texts:
             return np.empty((0, self.backbone.dim), dtype=np.float32)
         try:  # wait_for cancels the job on the deadline
-            return await asyncio.wait_for(asyncio.wrap_future(self.submit(texts, token_weights)), self.request_timeout)
+            return await asyncio.wait_for(asyncio.wrap_future(self.submit(texts, token_weights)), self.timeout())
         except TimeoutError:
             raise self._timed_out(len(texts)) from None
+
+    def timeout(self) -> float | None:
+        """The deadline of the HTTP request this runs for (CE_REQUEST_TIMEOUT); work that serves no request (a
+        command, a benchmark, a rebuild) has none, and finishes however loaded the machine is."""
+        return self.request_timeout if UNDER_REQUEST.get() else None
 
     def _timed_out(self, count: int) -> RequestTimeout:
         return RequestTimeout(

@@ -81,3 +81,18 @@ def test_eval_search_scores_a_tiny_collection_and_reuses_its_cache(env, tmp_path
     assert chosen_space == {k: v for k, v in space.items() if k != "correction"}
     assert search["ranking"]["mode"] == "dense" and search["ranking_selection"]["tuned_on"] == "tiny"  # nothing to gain
     assert search["ranking_selection"]["candidates"] == 25  # 23 rankings and 2 of them with feedback
+
+
+@pytest.mark.process
+def test_eval_search_served_finishes_when_every_encoding_outlasts_the_request_deadline(env, tmp_path):
+    """Offline work has no request deadline: with CE_REQUEST_TIMEOUT far below one round's time (as on a machine
+    whose load average was 9), `eval-search --mode served` still adds every document and answers every query."""
+    from tests.offline.test_retrieval import write_collection
+
+    docs = [{"_id": str(i), "title": "", "text": f"document {i} about the {w}"} for i, w in enumerate(["cat", "sea"])]
+    queries = [{"_id": "q0", "text": "the cat"}, {"_id": "q1", "text": "the sea"}]
+    folder = write_collection(tmp_path / "tiny", docs, queries, [("q0", "0", 1), ("q1", "1", 1)])
+    slow = {**env, "CE_REQUEST_TIMEOUT": "0.000001"}
+    r = run_cli("eval-search", "--data", str(folder), "--mode", "served", "--correction", "none", "--json", env=slow)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1])["n_queries"] == 2

@@ -10,7 +10,7 @@ import pytest
 
 from app.backbones.hashing import HashingBackbone
 from app.core.errors import NotReady, Overloaded, RequestTimeout
-from app.engine.encoder import RELEASE_AFTER_TEXTS, BatchingEngine
+from app.engine.encoder import RELEASE_AFTER_TEXTS, UNDER_REQUEST, BatchingEngine
 
 
 class SlowBackbone(HashingBackbone):
@@ -90,7 +90,27 @@ def test_rounds_give_every_request_a_share_so_a_short_one_never_waits_for_a_long
         engine.close()
 
 
-def test_after_its_deadline_no_further_round_of_a_request_is_encoded():
+@pytest.fixture
+def under_request():
+    """As the HTTP layer marks the work of the request it serves: held to the engine's request timeout."""
+    token = UNDER_REQUEST.set(True)
+    yield
+    UNDER_REQUEST.reset(token)
+
+
+def test_work_that_serves_no_request_has_no_deadline_however_slow_the_encoder():
+    """`eval-search`, `fit`, `index`, `import` and the benchmarks finish on a loaded machine: no 504 mid-way."""
+    engine = BatchingEngine(SlowBackbone(delay=0.02), round_texts=4, request_timeout=0.05)
+    try:
+        assert engine.timeout() is None
+        assert engine.encode([f"text {i}" for i in range(40)]).shape == (40, 16)  # 10 rounds: 0.2 s, past 0.05
+        assert asyncio.run(engine.encode_async([f"text {i}" for i in range(40)])).shape == (40, 16)
+        assert engine.stats()["texts_dropped"] == 0
+    finally:
+        engine.close()
+
+
+def test_after_its_deadline_no_further_round_of_a_request_is_encoded(under_request):
     backbone = SlowBackbone(delay=0.02)
     engine = BatchingEngine(backbone, round_texts=4, request_timeout=0.3)
     texts = [f"text {i}" for i in range(400)]  # 100 rounds of 20 ms: far past its deadline
@@ -107,7 +127,7 @@ def test_after_its_deadline_no_further_round_of_a_request_is_encoded():
         engine.close()
 
 
-def test_a_request_dropped_at_its_deadline_answers_timeout_not_cancelled():
+def test_a_request_dropped_at_its_deadline_answers_timeout_not_cancelled(under_request):
     """The worker may drop a job before its caller's own wait runs out: the caller must still get a 504."""
     backbone = SlowBackbone(delay=0.0)
     backbone.release.clear()  # the worker holds the first job's round until released
@@ -126,7 +146,7 @@ def test_a_request_dropped_at_its_deadline_answers_timeout_not_cancelled():
         engine.close()
 
 
-def test_encode_async_past_its_deadline_answers_timeout():
+def test_encode_async_past_its_deadline_answers_timeout(under_request):
     backbone = SlowBackbone(delay=0.02)
     engine = BatchingEngine(backbone, round_texts=2, request_timeout=0.1)
     try:

@@ -74,7 +74,7 @@ def _with_vector(document: dict, values: np.ndarray) -> dict:
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        (lambda docs, dim: [*docs, docs[0]], "line 5: document 'd0' again (first on line 2)"),
+        (lambda docs, dim: [*docs, docs[0]], "line 5: document '{first}' again (first on line 2)"),
         (lambda docs, dim: [_with_vector(docs[0], np.full(dim, np.nan)), *docs[1:]], "NaN or infinite"),
         (lambda docs, dim: [_with_vector(docs[0], np.full(dim, np.inf)), *docs[1:]], "NaN or infinite"),
         (lambda docs, dim: [_with_vector(docs[0], np.zeros(dim)), *docs[1:]], "a vector of zeros"),
@@ -87,7 +87,7 @@ def test_an_import_that_breaks_a_rule_is_refused_with_nothing_written(services, 
     head, docs, end = lines[:1], [line for line in lines if line["kind"] == "document"], lines[-1]
     assert len(docs) == 3 and len(lines) == 5  # the weight-free backbone serves no correction
     changed = change(docs, lines[0]["dim"])
-    with pytest.raises(InvalidInput, match=re.escape(reason)):
+    with pytest.raises(InvalidInput, match=re.escape(reason.format(first=docs[0]["id"]))):
         import_lines(services.collections, "copy", [*head, *changed, {**end, "documents": len(changed)}])
     _nothing_of(services, "copy")
 
