@@ -137,6 +137,12 @@ class Services:
         services do)."""
         return {"store": self.store.ping(), "encoder": self.engine.alive}
 
+    def writes(self) -> dict:
+        """Whether a document write would be acknowledged now, and why not: reads and searches may still answer
+        (from replicas, while a primary fails over), so /ready reports it beside its checks, not among them."""
+        refused = self.store.writes_refused()
+        return {"accepted": refused is None, "refused_because": refused}
+
     def info(self) -> dict:
         index, backbone, settings = self.served.current, self.backbone, self.settings
         return {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 import redis
 
@@ -11,6 +13,7 @@ from app.core.errors import StoreUnavailable
 from app.store.keys import owned
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def store_call(fn):
@@ -27,12 +30,34 @@ def store_call(fn):
     return wrapper
 
 
-class KeyedStore:
-    """A store of one concern on the shared connection, its keys under the service's prefix."""
+# What a read meets while its slot's primary is down and before its replica has taken over.
+FAILOVER = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.TryAgainError,
+)
 
-    def __init__(self, client: redis.Redis, prefix: str):
+
+class KeyedStore:
+    """A store of one concern on the shared connection, its keys under the service's prefix; on a cluster, reads
+    that searches and document reads need are asked of a replica when the primary does not answer."""
+
+    def __init__(self, client: redis.Redis, prefix: str, replica: redis.Redis | None = None):
         self.client = client
         self.prefix = prefix
+        self.replica = replica  # the same cluster, reading from replicas (store.redis_store.connect); None: one Redis
+
+    def read(self, fn: Callable[[redis.Redis], T]) -> T:
+        """`fn` on the primaries, or on the replicas while a primary fails over: every acknowledged write is on a
+        replica (a write waits for one on a cluster), so what it reads there was acknowledged."""
+        try:
+            return fn(self.client)
+        except FAILOVER as exc:
+            if self.replica is None:
+                raise
+            log.info("read %s from a replica: %s", getattr(fn, "__name__", "?"), exc)
+            return fn(self.replica)
 
     def owned_key(self, kind: str, owner: str, *rest: str) -> str:
         """A key in `owner`'s hash slot (store/keys.py): what one transaction writes together shares it."""

@@ -42,8 +42,15 @@ def by_part(collection_key: str, items: Sequence[T], id_of: Callable[[T], str]) 
 class DocumentStore(KeyedStore):
     """A hash per document and a set of ids per collection; writes and their change-log entry in one transaction."""
 
-    def __init__(self, client: redis.Redis, prefix: str, changes: ChangeLog, transactions: Transactions):
-        super().__init__(client, prefix)
+    def __init__(
+        self,
+        client: redis.Redis,
+        prefix: str,
+        changes: ChangeLog,
+        transactions: Transactions,
+        replica: redis.Redis | None = None,
+    ):
+        super().__init__(client, prefix, replica)
         self._changes = changes
         self._transactions = transactions
 
@@ -93,13 +100,18 @@ class DocumentStore(KeyedStore):
 
     @store_call
     def get(self, collection_key: str, doc_ids: Sequence[str]) -> list[DocumentRecord | None]:
-        """Documents in the order asked for; None where an id is unknown."""
-        pipe = self.client.pipeline(transaction=False)
-        for doc_id in doc_ids:
-            key = self._doc_key(part_holding(collection_key, doc_id), doc_id)
-            pipe.hmget(key, "text", "metadata", "vector", "passages", "dtype")
+        """Documents in the order asked for; None where an id is unknown (from a replica while a primary fails
+        over: searches and document reads keep answering)."""
+
+        def fields(client: redis.Redis) -> list:
+            pipe = client.pipeline(transaction=False)
+            for doc_id in doc_ids:
+                key = self._doc_key(part_holding(collection_key, doc_id), doc_id)
+                pipe.hmget(key, "text", "metadata", "vector", "passages", "dtype")
+            return pipe.execute()
+
         out: list[DocumentRecord | None] = []
-        for doc_id, (text, meta, vec, spans, dtype) in zip(doc_ids, pipe.execute(), strict=True):
+        for doc_id, (text, meta, vec, spans, dtype) in zip(doc_ids, self.read(fields), strict=True):
             if text is None:
                 out.append(None)
                 continue
@@ -121,10 +133,14 @@ class DocumentStore(KeyedStore):
     def count(self, collection_key: str) -> int:
         """Documents stored, every part's counted in one round trip: a hybrid search on a collection kept in parts
         reads it each time (index/dense_scale)."""
-        pipe = self.client.pipeline(transaction=False)
-        for part in parts_of(collection_key):
-            pipe.scard(self._ids_key(part))
-        return sum(int(n) for n in pipe.execute())
+
+        def counts(client: redis.Redis) -> list:
+            pipe = client.pipeline(transaction=False)
+            for part in parts_of(collection_key):
+                pipe.scard(self._ids_key(part))
+            return pipe.execute()
+
+        return sum(int(n) for n in self.read(counts))
 
     def scan(self, collection_key: str, batch: int = 1000) -> Iterator[list[DocumentRecord]]:
         """Every stored document, in batches (SSCAN, so a large corpus never sits in one reply)."""

@@ -53,7 +53,7 @@ class JudgmentStore(KeyedStore):
 
     @store_call
     def published_ranking(self, collection_key: str) -> dict | None:
-        data = self.client.get(self._ranking_key(collection_key))
+        data = self.read(lambda client: client.get(self._ranking_key(collection_key)))
         return json.loads(data) if data is not None else None
 
     @store_call

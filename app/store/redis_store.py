@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import redis
+from redis.cluster import LoadBalancingStrategy
 
 from app.store.artifacts import ArtifactStore
 from app.store.calls import store_call
@@ -15,17 +16,19 @@ from app.store.ingestion import IngestionCheckpoints
 from app.store.judgments import JudgmentStore
 from app.store.migration import ensure_layout
 from app.store.replicas import ReplicaPositions
-from app.store.transactions import Transactions
+from app.store.transactions import Transactions, unacknowledged
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
 
-def connect(url: str) -> redis.Redis:
-    """A client of one Redis, or of a Redis Cluster when the scheme says so (the same commands, routed by slot)."""
+def connect(url: str, *, replicas: bool = False) -> redis.Redis:
+    """A client of one Redis, or of a Redis Cluster when the scheme says so (the same commands, routed by slot);
+    with `replicas`, one whose reads go to the slots' replicas."""
     scheme, _, rest = url.partition("://")
     if scheme in CLUSTER_SCHEMES:
+        balance = {"load_balancing_strategy": LoadBalancingStrategy.ROUND_ROBIN_REPLICAS} if replicas else {}
         return redis.RedisCluster.from_url(
-            f"{CLUSTER_SCHEMES[scheme]}://{rest}", socket_timeout=5, socket_connect_timeout=2
+            f"{CLUSTER_SCHEMES[scheme]}://{rest}", socket_timeout=5, socket_connect_timeout=2, **balance
         )
     return redis.Redis.from_url(
         url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10, retry_on_timeout=True
@@ -36,18 +39,28 @@ class RedisStore:
     """Key layout under `prefix`: artifacts by backbone fingerprint; documents, change log, replica positions,
     ingestion checkpoints, judgments and the ranking tuned on them by collection key; collections' settings by name."""
 
-    def __init__(self, client: redis.Redis, prefix: str = "ce", *, wait_replicas: int | None = None):
+    def __init__(
+        self,
+        client: redis.Redis,
+        prefix: str = "ce",
+        *,
+        wait_replicas: int | None = None,
+        replica: redis.Redis | None = None,
+    ):
         self.client = client
+        self.replica = replica
         self.prefix = prefix
         clustered = isinstance(client, redis.RedisCluster)
         self.wait_replicas = (1 if clustered else 0) if wait_replicas is None else wait_replicas
         self.artifacts = ArtifactStore(client, prefix)
         self.changes = ChangeLog(client, prefix)
-        self.documents = DocumentStore(client, prefix, self.changes, Transactions(client, self.wait_replicas))
+        self.documents = DocumentStore(
+            client, prefix, self.changes, Transactions(client, self.wait_replicas), replica=replica
+        )
         self.replicas = ReplicaPositions(client, prefix)
         self.collections = CollectionStore(client, prefix)
         self.ingestion = IngestionCheckpoints(client, prefix)
-        self.judgments = JudgmentStore(client, prefix)
+        self.judgments = JudgmentStore(client, prefix, replica)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "ce", *, wait_replicas: int | None = None) -> RedisStore:
@@ -56,10 +69,13 @@ class RedisStore:
         (None: one on a cluster, none on one Redis, whose append-only file is the promise)."""
         client = connect(url)
         ensure_layout(client, prefix)
-        return cls(client, prefix, wait_replicas=wait_replicas)
+        replica = connect(url, replicas=True) if isinstance(client, redis.RedisCluster) else None
+        return cls(client, prefix, wait_replicas=wait_replicas, replica=replica)
 
     def close(self) -> None:
         self.client.close()
+        if self.replica is not None:
+            self.replica.close()
 
     @store_call
     def store_id(self) -> str:
@@ -73,6 +89,16 @@ class RedisStore:
             return bool(self.client.ping())
         except (redis.RedisError, OSError):
             return False
+
+    def writes_refused(self) -> str | None:
+        """Why a document write would be refused now (a 503), or None: what /ready reports beside its checks."""
+        if not isinstance(self.client, redis.RedisCluster):
+            return None if self.ping() else "redis does not answer"
+        try:
+            nodes = self.documents.read(lambda client: client.cluster_nodes())
+        except (redis.RedisError, OSError) as exc:
+            return f"the cluster does not answer ({type(exc).__name__})"
+        return unacknowledged(nodes, self.wait_replicas)
 
     def drop_collection(self, collection_key: str) -> int:
         """Delete a collection's documents, raw vectors, id set, change log, trim marker, replica positions,

@@ -57,3 +57,21 @@ class Transactions:
         if self.replicas and replies[-1] < self.replicas:
             raise TooFewReplicas(f"the write reached {replies[-1]} of the {self.replicas} replicas it must reach")
         return done
+
+
+def unacknowledged(nodes: dict[str, dict], replicas: int) -> str | None:
+    """Why a write would not be acknowledged now, from CLUSTER NODES as redis-py parses it: a primary serving slots is
+    down (or suspected), or has fewer live replicas than a write waits for; None when every write would be."""
+    for address, node in sorted(nodes.items()):
+        if "master" not in node["flags"] or not node["slots"]:
+            continue
+        if "fail" in node["flags"] or not node["connected"] and "myself" not in node["flags"]:
+            return f"primary {address} does not answer: its slots take no writes until a replica takes over"
+        live = [
+            n
+            for n in nodes.values()
+            if "slave" in n["flags"] and n["master_id"] == node["node_id"] and "fail" not in n["flags"]
+        ]
+        if len(live) < replicas:
+            return f"primary {address} has {len(live)} of the {replicas} replicas a write waits for"
+    return None

@@ -9,7 +9,8 @@ import redis
 
 from app.core.errors import StoreUnavailable
 from app.store import DocumentRecord, RedisStore
-from app.store.local_cluster import LocalRedisCluster, free_port_pairs
+from app.store.local_cluster import NODE_TIMEOUT_MS, LocalRedisCluster, free_port_pairs
+from app.store.transactions import RETRY_SECONDS, WAIT_MS
 
 
 def keys_on_primaries(cluster: LocalRedisCluster, pattern: str) -> dict[int, int]:
@@ -94,3 +95,64 @@ def test_ports_are_chosen_with_their_bus_ports_and_never_collide():
     ports = free_port_pairs(12)
     used = ports + [p + 10000 for p in ports]
     assert len(ports) == 12 and len(set(used)) == 24 and max(used) < 65536
+
+
+@pytest.mark.process
+def test_reads_keep_answering_while_the_primary_of_their_slot_fails_over(own_redis_cluster, key_prefix):
+    """What a search and a document read need from Redis (documents, their count, the published ranking) is read
+    from the replica while the primary is down: 0 failed reads, from the kill until after its replica took over."""
+    cluster = own_redis_cluster
+    store = RedisStore.from_url(cluster.url, prefix=key_prefix)
+    ids = [f"d{i}" for i in range(50)]
+    store.documents.put("c", [DocumentRecord(i, f"text {i}", "{}", b"v") for i in ids])
+    store.judgments.publish_ranking("c", {"ranking": {"mode": "dense"}})
+    failed, latencies, stop = [], [], threading.Event()
+
+    def read():
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                assert [d.id for d in store.documents.get("c", ids)] == ids
+                assert store.documents.count("c") >= 50  # and what the writer added
+                assert store.judgments.published_ranking("c") == {"ranking": {"mode": "dense"}}
+            except StoreUnavailable as exc:
+                failed.append(exc.message)
+            latencies.append(time.monotonic() - started)
+
+    writes: list[tuple[float, str]] = []  # (seconds to the answer, what it was)
+
+    def write():
+        n = 0
+        while not stop.is_set():
+            started, n = time.monotonic(), n + 1
+            try:
+                store.documents.put("c", [DocumentRecord(f"w{n}", "written", "{}", b"v")])
+                writes.append((time.monotonic() - started, "acknowledged"))
+            except StoreUnavailable as exc:
+                writes.append((time.monotonic() - started, exc.message))
+
+    threads = [threading.Thread(target=read), threading.Thread(target=write)]
+    for thread in threads:
+        thread.start()
+    try:
+        until(lambda: len(latencies) >= 50)
+        assert store.writes_refused() is None
+        primary = cluster.primary_of("{c}")
+        cluster.kill(primary)
+        killed_at = len(latencies)
+        until(lambda: cluster.primary_of("{c}") != primary)  # its replica took over
+        took_over = len(latencies)
+        until(lambda: len(latencies) >= took_over + 50)
+        until(lambda: "replicas a write waits for" in (store.writes_refused() or ""))  # the new primary has none
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    during = latencies[killed_at:took_over]
+    slowest_write = max(seconds for seconds, _ in writes)
+    print(
+        f"{len(during)} reads during the failover, slowest {max(during, default=0):.2f} s; {len(failed)} failed; "
+        f"slowest write answered in {slowest_write:.1f} s (cluster-node-timeout {NODE_TIMEOUT_MS} ms)"
+    )
+    assert failed == [] and len(during) > 0
+    assert slowest_write < RETRY_SECONDS + WAIT_MS / 1000 + 1  # docs/operations.md: the longest a write waits

@@ -40,3 +40,19 @@ def test_on_a_cluster_a_write_waits_for_its_replica(redis_cluster, key_prefix):
     replica.execute_command("READONLY")
     assert replica.scard(store.documents._ids_key("c")) == 50  # on the replica when acknowledged
     assert entry == store.changes.last_id("c")
+
+
+def _node(node_id: str, flags: str, master: str = "-", slots=(), connected: bool = True) -> dict:
+    return {"node_id": node_id, "flags": flags, "master_id": master, "slots": list(slots), "connected": connected}
+
+
+def test_a_write_is_refused_while_a_primary_is_down_or_short_of_replicas():
+    from app.store.transactions import unacknowledged
+
+    healthy = {"a:1": _node("A", "myself,master", slots=[["0", "16383"]]), "b:2": _node("B", "slave", "A")}
+    assert unacknowledged(healthy, 1) is None
+    down = {**healthy, "a:1": _node("A", "master,fail", slots=[["0", "16383"]], connected=False)}
+    assert unacknowledged(down, 1) == "primary a:1 does not answer: its slots take no writes until a replica takes over"
+    promoted = {"b:2": _node("B", "master", slots=[["0", "16383"]]), "a:1": _node("A", "master,fail", connected=False)}
+    assert unacknowledged(promoted, 1) == "primary b:2 has 0 of the 1 replicas a write waits for"
+    assert unacknowledged(promoted, 0) is None  # one Redis's promise: its append-only file, no replica waited for

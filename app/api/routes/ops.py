@@ -37,10 +37,13 @@ async def health() -> dict:
 
 @router.get("/ready")
 async def ready(services: ServicesDep):
-    checks = await asyncio.get_running_loop().run_in_executor(_PROBES, services.readiness)
+    loop = asyncio.get_running_loop()
+    checks = await loop.run_in_executor(_PROBES, services.readiness)
     ok = all(checks.values())
-    # Without Redis the loaded correction still serves /embed and /similarity: degraded, not down.
-    body = {"ready": ok, "status": "ok" if ok else "degraded", "checks": checks}
+    # Without Redis the loaded correction still serves /embed and /similarity: degraded, not down. A cluster whose
+    # primary fails over still serves reads and searches (from replicas): ready, with its writes refused, and why.
+    writes = await loop.run_in_executor(_PROBES, services.writes)
+    body = {"ready": ok, "status": "ok" if ok else "degraded", "checks": checks, "writes": writes}
     return JSONResponse(body, status_code=200 if ok else 503)
 
 

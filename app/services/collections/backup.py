@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass
 
-from app.core.errors import InvalidInput, ServiceError
+from app.core.errors import InvalidInput, NotReady, ServiceError
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.services.collections.collection import Collection
 from app.services.collections.import_checks import check_lines, check_settings, checked_record
@@ -104,8 +104,8 @@ def import_lines(collections: Collections, name: str, lines: list[dict]) -> Impo
         report.created = True
     try:
         _import_into(collections, name, header, artifact, documents, report)
-    except Exception:
-        if report.created:  # a refused import leaves nothing behind
+    except Exception as exc:
+        if report.created and not isinstance(exc, NotReady):  # refused: nothing left (still opening: sent again)
             with suppress(ServiceError):
                 collections.delete(name)
         raise

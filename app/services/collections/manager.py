@@ -115,11 +115,11 @@ class Collections:
             raise Conflict(f"collection {name!r} exists")
         self.openings.forget(name)
         log.info("collection %s created (%s): %s/%s", name, spec.state, backbone, pooling)
-        if spec.loading and wait == 0:  # answered as created, its backbone loading on a thread: GET tells the end
+        if (spec.loading or spec.shards) and wait == 0:  # answered at once, its backbone (or Ray) starting on a thread
             self.openings.start(name)
             return self._described(spec)
         with suppress(NotReady):  # a ready one opens in moments (it is empty); a loading one is described as such
-            self.openings.wait(name, None if spec.state == READY else wait)
+            self.openings.wait(name, None if spec.state == READY and not spec.shards else wait)
         return self.describe(name, wait=0)
 
     def publish(self, name: str, artifact: CorrectionArtifact) -> Future:
@@ -260,9 +260,11 @@ class Collections:
         return described
 
     def _described(self, spec: CollectionSpec) -> dict:
+        """As Redis holds it; `loading` while it opens here (its backbone; Ray and the shards of one kept in parts)."""
         opening = self.openings.current(spec.name)
         return {
             **asdict(spec),
+            **({"state": LOADING} if opening is not None and spec.state == READY else {}),
             "open": False,
             "documents": self.store.documents.count(spec.collection_key),
             "opening": opening.progress() if opening is not None else None,

@@ -115,6 +115,7 @@ def test_health_ready_info(client):
     assert client.get("/health").json() == {"status": "ok"}
     ready = client.get("/ready")
     assert ready.status_code == 200 and ready.json()["ready"] is True
+    assert ready.json()["writes"] == {"accepted": True, "refused_because": None}  # a cluster says why when not
     info = client.get("/info").json()
     assert info["backbone"]["name"] == "hashing" and info["dim"] == 8
     assert info["correction"]["method"] == "whitening" and info["correction"]["params"]["alpha"] == 0.5
