@@ -92,7 +92,8 @@ class Settings(BaseSettings):
     # Search index
     index_factory: str = Field(
         "auto",
-        description="FAISS factory string (Flat, HNSW32, IVF4096,Flat, ...); auto = Flat below 20,000 docs, IVF above.",
+        description="FAISS factory string, one of the forms docs/api.md lists (Flat, HNSW32, IVF4096,Flat, ...); "
+        "auto = Flat below 20,000 docs, IVF above.",
     )
     index_recall: float = Field(
         0.95, gt=0, le=1, description="recall@10 the approximate index's nprobe / efSearch are calibrated for."
