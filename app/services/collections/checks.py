@@ -114,15 +114,20 @@ def failed_to_load(spec: CollectionSpec) -> Conflict:
     return Conflict(f"collection {spec.name!r} failed to load: {spec.error}; delete it and create it again")
 
 
-def check_factory_form(factory: str | None) -> None:
-    """A factory string outside the grammar the service owns: 422 before anything is stored (its fit to the
-    dimension is checked once the backbone is loaded)."""
-    if factory is None:
-        return
+def unservable_factory(factory: str | None) -> str | None:
+    """Why a factory string is outside the grammar the service owns, or None (its fit to the dimension is checked
+    once the backbone is loaded)."""
     try:
-        parse_factory(factory)
+        parse_factory(factory) if factory is not None else None
     except ValueError as exc:
-        raise InvalidInput(f"index_factory: {exc}") from None
+        return f"index_factory: {exc}"
+    return None
+
+
+def check_factory_form(factory: str | None) -> None:
+    """422 before anything is stored for a factory string outside the grammar."""
+    if (why := unservable_factory(factory)) is not None:
+        raise InvalidInput(why)
 
 
 def check_shards(shards: int, limit: int) -> int:

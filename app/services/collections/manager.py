@@ -178,7 +178,8 @@ class Collections:
                 spec = self._conclude(replace(spec, state=FAILED, error=exc.message))
         if spec.failed:
             raise failed_to_load(spec)
-        checks.check_factory_form(spec.index_factory)  # stored by an older release: refused, never handed to FAISS
+        if (unservable := checks.unservable_factory(spec.index_factory)) is not None:  # stored by an older release
+            raise failed_to_load(replace(spec, error=unservable))  # refused, never handed to FAISS
         opening.step = "opening its index"
         artifact = correction_for(self.store, engine, spec.correction, self.settings.models_dir)
         settings = self.settings.model_copy(update={"index_factory": spec.index_factory, **spec.search})

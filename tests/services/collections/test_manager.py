@@ -128,3 +128,26 @@ def test_a_write_that_lands_after_a_delete_never_reaches_a_collection_made_again
         assert again.search.search("a late write", k=5).hits == []
     finally:
         services.close()
+
+
+def test_a_collection_an_older_release_stored_with_a_crashing_factory_is_refused_not_opened(make_settings):
+    """HNSW0 was accepted once and aborted the process on the first request that opened it, after every restart."""
+    from dataclasses import replace
+
+    from app.core.errors import Conflict
+    from app.services.collections.spec import READY, CollectionSpec
+
+    services = Services.from_settings(make_settings(backbone="hashing"))
+    try:
+        services.collections.create("fine", wait=None)
+        spec = CollectionSpec.from_bytes(services.store.collections.get("fine"))
+        services.store.collections.create(
+            "old", replace(spec, name="old", index_factory="HNSW0", state=READY).to_bytes()
+        )
+        with pytest.raises(
+            Conflict, match="collection 'old' failed to load: index_factory: HNSW's M 0 is out of bounds"
+        ):
+            services.collections.get("old", wait=5)
+        assert services.collections.get("fine").spec.index_factory == "auto"  # the process serves on
+    finally:
+        services.close()
