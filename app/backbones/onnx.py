@@ -21,11 +21,13 @@ import numpy as np
 from app.backbones.base import make_fingerprint
 from app.backbones.catalog import register
 from app.backbones.pooling import pooling_named
-from app.backbones.tokens import Tokenizer, TokenizerMethods, hash_weights, length_batches, local_model, padded
+from app.backbones.static_scales import fix_scales, model_inputs
+from app.backbones.tokens import Tokenizer, TokenizerMethods, hash_weights, length_batches, local_model
 from app.core.names import Pooling
 
 log = logging.getLogger(__name__)
-GRAPH_VERSION = 3  # bump when the graph or its quantization changes: cached exports and fingerprints follow
+GRAPH_VERSION = 4  # bump when the graph or its quantization changes: cached exports and fingerprints follow (4: int8
+# activations on scales fixed once, backbones/static_scales.py: vectors no longer depend on their batch-mates)
 QUANTIZATIONS = ("int8", "none")
 OPSET = 17
 
@@ -88,9 +90,9 @@ def fuse_transformer_ops(path: Path, *, heads: int, hidden: int) -> None:
     )
 
 
-def quantize_int8(src: Path, dst: Path) -> None:
-    """Dynamic int8 weights, per output channel, on the dense layers and the fused attention's projections
-    (activations quantized as they come)."""
+def quantize_int8(src: Path, dst: Path, model_path: Path) -> None:
+    """Int8 weights, per output channel, on the dense layers and the fused attention's projections; activations
+    quantized on scales calibrated once (static_scales), so that a text's vector never depends on its batch."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -104,6 +106,7 @@ def quantize_int8(src: Path, dst: Path) -> None:
         nodes_to_exclude=keep,
         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
     )  # fused ops' outputs are float
+    fix_scales(dst, model_path, max_length=256)
 
 
 def graph_path(weights: str, pooling: Pooling, quantize: str, cache_dir: Path) -> Path:
@@ -159,7 +162,7 @@ def _export(model_path: Path, pooling: Pooling, quantize: str, fp32: Path, path:
     if not fp32.exists():
         _write_atomically(fp32, lambda tmp: export_graph(model_path, pooling, tmp))
     if quantize == "int8":
-        _write_atomically(path, lambda tmp: quantize_int8(fp32, tmp))
+        _write_atomically(path, lambda tmp: quantize_int8(fp32, tmp, model_path))
 
 
 def _write_atomically(path: Path, write) -> None:
@@ -221,22 +224,6 @@ class OnnxBackbone(TokenizerMethods):
         self._inputs = {i.name for i in self._session.get_inputs()}  # the exporter drops inputs a graph ignores
         self._lock = threading.Lock()
 
-    def _batch(self, ids: list[list[int]], token_weights: np.ndarray | None) -> dict[str, np.ndarray]:
-        """Right-padded inputs; the padding's weight is masked out of the pooling, so ones will do there."""
-        input_ids = padded(ids, self.tokens.pad_id)
-        lengths = np.array([len(row) for row in ids])
-        mask = (np.arange(input_ids.shape[1])[None, :] < lengths[:, None]).astype(np.int64)
-        weights = np.ones(input_ids.shape, dtype=np.float32)
-        if token_weights is not None:
-            weights = np.asarray(token_weights, dtype=np.float32)[input_ids]
-        feed = {
-            "input_ids": input_ids,
-            "attention_mask": mask,
-            "token_type_ids": np.zeros_like(input_ids),
-            "token_weights": weights,
-        }
-        return {k: v for k, v in feed.items() if k in self._inputs}
-
     def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
         """Tokenize once, batch by length under a token budget, return in the caller's order."""
         texts = list(texts)
@@ -246,7 +233,7 @@ class OnnxBackbone(TokenizerMethods):
         ids = self.tokens.ids(texts)
         with self._lock:
             for rows in length_batches([len(r) for r in ids], self.batch_size, self.max_batch_tokens):
-                feed = self._batch([ids[i] for i in rows], token_weights)
+                feed = model_inputs([ids[i] for i in rows], self.tokens.pad_id, self._inputs, token_weights)
                 out[rows] = self._session.run(None, feed)[0]
         return out
 

@@ -37,7 +37,9 @@ class Settings(BaseSettings):
         "onnx", description="Registry key of the backbone: onnx (ONNX Runtime), huggingface (torch) or hashing."
     )
     quantize: Literal["int8", "none"] = Field(
-        "int8", description="onnx backbone: int8 weights (dynamic, per channel) or none (fp32)."
+        "int8",
+        description="onnx backbone: int8 (weights per channel, activations on scales calibrated once: a text's "
+        "vector never depends on its batch) or none (fp32).",
     )
     onnx_dir: Path | None = Field(
         None,

@@ -107,7 +107,7 @@ def test_a_first_start_exports_in_a_child_process_so_the_server_never_holds_torc
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split("\n")[-2] == "(1, 32) False False"
-    assert sorted(p.name.split("-", 2)[-1] for p in tmp_path.glob("*.onnx")) == ["v3-int8.onnx", "v3-none.onnx"]
+    assert sorted(p.name.split("-", 2)[-1] for p in tmp_path.glob("*.onnx")) == ["v4-int8.onnx", "v4-none.onnx"]
 
 
 def test_two_poolings_of_one_model_share_its_weights(tiny_bert):

@@ -45,16 +45,6 @@ def test_int8_stays_close_to_the_torch_vectors(cache):
     assert cos.mean() >= 0.99 and cos.min() >= 0.98, (cos.mean(), cos.min())
 
 
-def test_int8_vectors_depend_only_slightly_on_their_batch_and_fp32_not_at_all(cache):
-    """Dynamic int8 scales each layer's activations by the batch's largest: a text alone and in a round differ."""
-    texts = SENTENCES[:96]
-    for quantize, floor in (("int8", 0.99), ("none", 0.99999)):
-        backbone = onnx_backbone(cache, quantize=quantize)
-        alone = np.vstack([backbone.encode([t]) for t in texts])
-        in_rounds = np.vstack([backbone.encode(texts[i : i + 32]) for i in range(0, len(texts), 32)])
-        assert cosines(alone, in_rounds).min() >= floor, quantize
-
-
 def test_sif_token_weights_pool_as_in_the_torch_backbone(cache):
     reference = torch_backbone()
     weights = sif_weights(token_counts(reference.token_ids(SENTENCES), reference.vocab_size))
