@@ -106,7 +106,7 @@ def quantize_int8(src: Path, dst: Path, model_path: Path) -> None:
         nodes_to_exclude=keep,
         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
     )  # fused ops' outputs are float
-    fix_scales(dst, model_path, max_length=256)
+    fix_scales(dst, model_path)
 
 
 def graph_path(weights: str, pooling: Pooling, quantize: str, cache_dir: Path) -> Path:

@@ -10,6 +10,7 @@ sentences, and passages of a dozen of them for long inputs. On STS-B test (raw, 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -64,13 +65,14 @@ def activation_ranges(graph: Path, tokens: Tokenizer, texts: list[str]) -> dict[
     return {name: (float(lo), float(hi)) for name, lo, hi in zip(watched, low, high, strict=True)}
 
 
-def fix_scales(graph: Path, model_path: Path, max_length: int) -> None:
+def fix_scales(graph: Path, model_path: Path, max_length: int = 256) -> None:
     """Rewrite the int8 graph in place: each dynamic activation quantization becomes a static one, its uint8 scale
     and zero point taken, as ONNX's DynamicQuantizeLinear takes them, from a range that includes 0."""
     import onnx
     from onnx import numpy_helper
 
-    ranges = activation_ranges(graph, Tokenizer(model_path, max_length), calibration_texts())
+    positions = json.loads((model_path / "config.json").read_text()).get("max_position_embeddings") or max_length
+    ranges = activation_ranges(graph, Tokenizer(model_path, min(max_length, positions)), calibration_texts())
     model = onnx.load(str(graph))
     for node in model.graph.node:
         if node.op_type != "DynamicQuantizeLinear":

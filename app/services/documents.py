@@ -106,7 +106,7 @@ class DocumentService(OnCollection):
             raise NotFound(f"no document with id {doc_id!r}")
 
     def get(self, doc_id: str) -> Document:
-        (record,) = self.store.documents.get(self.collection_key, [doc_id])
+        (record,) = self.store.documents.get(self.collection_key, [doc_id], replica_ok=True)  # answers a client
         if record is None:
             raise NotFound(f"no document with id {doc_id!r}")
         return Document.from_record(record)

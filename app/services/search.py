@@ -223,7 +223,7 @@ class SearchService(OnCollection):
         out: list[SearchHit] = []
         for start in range(0, len(ranked), k):
             run = ranked[start : start + k]
-            records = self.store.documents.get(self.collection_key, [doc_id for doc_id, _ in run])
+            records = self.store.documents.get(self.collection_key, [doc_id for doc_id, _ in run], replica_ok=True)
             for (doc_id, rank_score), record in zip(run, records, strict=True):
                 if record is None:
                     continue

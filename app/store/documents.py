@@ -99,9 +99,12 @@ class DocumentStore(KeyedStore):
         return existed, entry
 
     @store_call
-    def get(self, collection_key: str, doc_ids: Sequence[str]) -> list[DocumentRecord | None]:
-        """Documents in the order asked for; None where an id is unknown (from a replica while a primary fails
-        over: searches and document reads keep answering)."""
+    def get(
+        self, collection_key: str, doc_ids: Sequence[str], *, replica_ok: bool = False
+    ) -> list[DocumentRecord | None]:
+        """Documents in the order asked for; None where an id is unknown. `replica_ok`: from a replica while a
+        primary fails over, for what answers a client (a search's hits, a document read); never for what feeds an
+        index, which a replica still catching up could leave short of a document."""
 
         def fields(client: redis.Redis) -> list:
             pipe = client.pipeline(transaction=False)
@@ -111,7 +114,8 @@ class DocumentStore(KeyedStore):
             return pipe.execute()
 
         out: list[DocumentRecord | None] = []
-        for doc_id, (text, meta, vec, spans, dtype) in zip(doc_ids, self.read(fields), strict=True):
+        found = self.read(fields) if replica_ok else fields(self.client)
+        for doc_id, (text, meta, vec, spans, dtype) in zip(doc_ids, found, strict=True):
             if text is None:
                 out.append(None)
                 continue

@@ -26,7 +26,7 @@ def guarded(request, hashing_settings, onnx_graphs, tmp_path):
     settings = served.model_copy(
         update={"api_keys": [SecretStr(k) for k in KEYS], "max_body_bytes": 4096, "max_length": 12}
     )
-    with serve_app(create_app(settings)) as client:
+    with serve_app(create_app(settings), timeout=600) as client:  # a first start exports and calibrates the graph
         yield client
 
 

@@ -112,7 +112,7 @@ def test_reads_keep_answering_while_the_primary_of_their_slot_fails_over(own_red
         while not stop.is_set():
             started = time.monotonic()
             try:
-                assert [d.id for d in store.documents.get("c", ids)] == ids
+                assert [d.id for d in store.documents.get("c", ids, replica_ok=True)] == ids
                 assert store.documents.count("c") >= 50  # and what the writer added
                 assert store.judgments.published_ranking("c") == {"ranking": {"mode": "dense"}}
             except StoreUnavailable as exc:
