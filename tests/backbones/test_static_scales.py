@@ -13,7 +13,7 @@ from app.core.config import STS_DIR, Settings
 from app.engine.encoder import BatchingEngine
 from tests.conftest import with_graphs
 
-TEXTS = 300
+TEXTS = 200
 SERVED = [
     ("hashing", "none", "mean"),
     *(("onnx", "int8", p) for p in ("mean", "cls", "first_last_avg", "embedding_avg")),
