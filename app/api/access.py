@@ -71,6 +71,8 @@ def _patterns(schema: Any) -> Iterator[str]:
 
 async def named_in_body(request: Request, fields: tuple[str, ...]) -> list[str]:
     """The collections a JSON body names in `fields`; the served model's own id names the default collection."""
+    if not fields:
+        return []  # the body is not read: most routes name their collection in the path
     try:
         body = await request.json()
     except ValueError:
