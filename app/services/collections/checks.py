@@ -117,8 +117,10 @@ def failed_to_load(spec: CollectionSpec) -> Conflict:
 def unservable_factory(factory: str | None) -> str | None:
     """Why a factory string is outside the grammar the service owns, or None (its fit to the dimension is checked
     once the backbone is loaded)."""
+    if factory is None:
+        return None
     try:
-        parse_factory(factory) if factory is not None else None
+        parse_factory(factory)
     except ValueError as exc:
         return f"index_factory: {exc}"
     return None
