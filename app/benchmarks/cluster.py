@@ -10,6 +10,7 @@ import random
 import shutil
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -35,19 +36,24 @@ def text_of(vocabulary: list[str], i: int) -> str:
     return " ".join(rng.choices(vocabulary, k=rng.randint(6, 24)))
 
 
-def ingest(url: str, vocabulary: list[str], n: int, desc: str) -> float:
-    """Every document through POST /collections/bench/documents, a batch a request, sent again on a 503;
-    returns the documents a second."""
-    conn, started = Connection(url), time.perf_counter()
-    with tqdm(total=n, desc=desc, unit="doc", leave=False) as bar:
-        for start in range(0, n, BATCH):
-            docs = [{"id": f"d{i}", "text": text_of(vocabulary, i)} for i in range(start, min(n, start + BATCH))]
-            while (status := conn.post_json(f"/collections/{COLLECTION}/documents", {"documents": docs})) != 201:
-                if status not in (0, 503):
-                    raise RuntimeError(f"ingestion refused with {status}")
-                time.sleep(0.5)
-            bar.update(len(docs))
-    conn.close()
+def ingest(url: str, vocabulary: list[str], n: int, desc: str, clients: int) -> float:
+    """Every document through POST /collections/bench/documents, a batch a request, by `clients` at once (so each
+    server's encoder rounds mix the batches as its own timing does), sent again on a 503; returns documents a second."""
+    started = time.perf_counter()
+
+    def post(start: int) -> int:
+        conn = Connection(url)
+        docs = [{"id": f"d{i}", "text": text_of(vocabulary, i)} for i in range(start, min(n, start + BATCH))]
+        while (status := conn.post_json(f"/collections/{COLLECTION}/documents", {"documents": docs})) != 201:
+            if status not in (0, 503):
+                raise RuntimeError(f"ingestion refused with {status}")
+            time.sleep(0.5)
+        conn.close()
+        return len(docs)
+
+    with tqdm(total=n, desc=f"ingesting ({desc})", unit="doc", leave=False) as bar, ThreadPoolExecutor(clients) as pool:
+        for sent in pool.map(post, range(0, n, BATCH)):
+            bar.update(sent)
     return n / (time.perf_counter() - started)
 
 
@@ -62,7 +68,7 @@ def search(conn: Connection, query: str, mode: str) -> tuple[float, list[tuple[s
     return seconds, [(h["id"], h["rank_score"]) for h in found["results"]], found["partial"]
 
 
-def run(settings, sts_dir: Path, *, n: int, queries: int, nodes: int, shards: int = 3) -> dict:
+def run(settings, sts_dir: Path, *, n: int, queries: int, nodes: int, clients: int = 4, shards: int = 3) -> dict:
     """Both servers started, filled and queried; what they measured."""
     from ray.cluster_utils import Cluster
 
@@ -88,12 +94,13 @@ def run(settings, sts_dir: Path, *, n: int, queries: int, nodes: int, shards: in
             created = Connection(urls[name]).post_json("/collections", spec)  # is the sharding's
             if created != 201:
                 raise RuntimeError(f"{name}: creating the collection answered {created}")
-        rates = {name: round(ingest(url, vocabulary, n, f"ingesting ({name})"), 1) for name, url in urls.items()}
+        rates = {name: round(ingest(url, vocabulary, n, name, clients), 1) for name, url in urls.items()}
         caught_up = wait_for_last(urls["cluster"], vocabulary, n)
         return {
             "n": n,
             "shards": shards,
             "ray_nodes": nodes,
+            "ingest_clients": clients,
             "redis": "3 primaries + 3 replicas",
             **compare(urls, vocabulary, queries),
             "ingest_docs_per_s": rates,

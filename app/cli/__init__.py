@@ -17,7 +17,7 @@ from app.cli.ranking import known_items, tune
 from app.cli.reports import compare, report, spaces
 from app.cli.search_eval import eval_search
 from app.cli.serve import index_documents, serve
-from app.cli.service_benchmarks import bench_fairness, bench_tune
+from app.cli.service_benchmarks import bench_fairness, bench_tune, eval_http
 from app.cli.store import copy_store
 
 cli = typer.Typer(
@@ -37,6 +37,7 @@ for name, command in (
     ("copy-store", copy_store),
     ("eval", evaluate),
     ("eval-search", eval_search),
+    ("eval-http", eval_http),
     ("known-items", known_items),
     ("tune", tune),
     ("isotropy", isotropy),

@@ -231,15 +231,16 @@ def bench_cluster(
     n: Annotated[int, typer.Option(min=1000, help="Documents sent through the API to each server.")] = 1_000_000,
     queries: Annotated[int, typer.Option(min=10, help="Queries in each mode, one at a time.")] = 1000,
     nodes: Annotated[int, typer.Option(min=1, help="Ray node processes of the local cluster.")] = 3,
+    clients: Annotated[int, typer.Option(min=1, help="Clients posting each server's documents at once.")] = 4,
     as_json: JsonLastOpt = False,
 ) -> None:
     """A collection kept in 3 parts on a local Redis Cluster (3 primaries, a replica each) and searched by shards
     on a local Ray cluster, against the same collection in one process (both exact, Flat): the same documents through
-    the API to both, their top-10 compared in each mode, ingestion rates and p50/p99 side by side. Backbone:
-    CE_BACKBONE."""
+    the API to both by several clients at once, their top-10 compared in each mode, ingestion rates and p50/p99 side
+    by side. Backbone: CE_BACKBONE."""
     from app.benchmarks.cluster import run
 
-    result = run(get_settings(), STS_DIR, n=n, queries=queries, nodes=nodes)
+    result = run(get_settings(), STS_DIR, n=n, queries=queries, nodes=nodes, clients=clients)
     if not as_json:
         same, rates = result["same_top10"], result["ingest_docs_per_s"]
         typer.echo(

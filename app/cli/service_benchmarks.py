@@ -1,5 +1,5 @@
-"""`bench-fairness` (the largest bodies against everyone else) and `bench-tune` (a judged collection tuned over
-HTTP): a fresh service measured from outside, as its users would meet it."""
+"""`bench-fairness` (the largest bodies against everyone else), `bench-tune` (a judged collection tuned over HTTP)
+and `eval-http` (one evaluated over HTTP): a fresh service measured from outside, as its users would meet it."""
 
 from __future__ import annotations
 
@@ -86,3 +86,32 @@ def bench_tune(
             f"held out: {held}; tuned in {result['tune_seconds']} s"
         )
     typer.echo(json.dumps(result))
+
+
+@guarded
+def eval_http(
+    data: Annotated[Path, typer.Option(help="A BEIR-layout collection: documents posted, queries searched.")],
+    clients: Annotated[int, typer.Option(min=1, help="Clients posting documents and searching at once.")] = 8,
+    runs: Annotated[int, typer.Option(min=1, help="Fresh services the evaluation runs on, in turn.")] = 2,
+    mode: Annotated[str | None, typer.Option(help="dense, lexical or hybrid; default: as /search ranks.")] = None,
+    as_json: JsonLastOpt = False,
+) -> None:
+    """NDCG@10, Recall@100, MRR@10 of a fresh service over HTTP: documents posted by --clients at once, every query
+    through POST /search; run --runs times on fresh services, and whether every run ranked every query the same."""
+    from app.benchmarks.http import running_service
+    from app.benchmarks.http_evaluation import BATCH, evaluate_over_http
+    from app.offline.retrieval import DEPTH, read_judged_corpus
+
+    collection, settings = read_judged_corpus(data), get_settings()
+    limits = {"batch": min(BATCH, settings.max_texts), "depth": min(DEPTH, settings.max_k)}
+    results = []
+    for run in range(runs):
+        with running_service({"CE_MAX_TEXT_CHARS": "1000000"}, reuse=[settings.graphs_dir]) as (url, _pid):
+            typer.echo(f"run {run + 1}: {len(collection.doc_ids):,} documents by {clients} clients ...", err=True)
+            results.append(evaluate_over_http(url, collection, clients, mode, **limits))
+        if not as_json:
+            typer.echo(f"run {run + 1}: " + ", ".join(f"{k} {v}" for k, v in results[-1].items()))
+    same = len({r["rankings_sha256"] for r in results}) == 1
+    if not as_json:
+        typer.echo(f"{runs} runs: " + ("every query ranked the same" if same else "rankings DIFFER between runs"))
+    typer.echo(json.dumps({"data": data.name, "runs": results, "identical": same}))

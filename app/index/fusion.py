@@ -152,14 +152,16 @@ def parts(found: Candidates, ranking: Ranking) -> tuple[dict[str, float], dict[s
 
 
 def fuse(found: Candidates, ranking: Ranking) -> list[tuple[str, float]]:
-    """The ranked documents of a mode: one list as it is, or both fused (see `parts`), best first."""
+    """The ranked documents of a mode: one list, or both fused (see `parts`), best first; equal scores in the order
+    of their ids, so that a ranking never depends on the order documents arrived in."""
     if ranking.mode == "dense":
-        return list(found.dense)
-    if ranking.mode == "lexical":
-        return list(found.lexical)
-    dense, lexical = parts(found, ranking)
-    scores = {d: dense.get(d, 0.0) + lexical.get(d, 0.0) for d in {**dense, **lexical}}
-    return sorted(scores.items(), key=lambda item: -item[1])
+        scores = dict(found.dense)
+    elif ranking.mode == "lexical":
+        scores = dict(found.lexical)
+    else:
+        dense, lexical = parts(found, ranking)
+        scores = {d: dense.get(d, 0.0) + lexical.get(d, 0.0) for d in {**dense, **lexical}}
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
 def explanations(found: Candidates, ranking: Ranking, doc_ids: Sequence[str]) -> dict[str, dict]:

@@ -107,3 +107,10 @@ def test_a_ranking_recorded_by_another_version_keeps_the_fields_this_one_knows()
     recorded = {"mode": "hybrid", "fusion": "rrf", "lexical_weight": 0.3, "chosen_by": "judgments", "window": 7}
     assert Ranking.from_record(recorded) == Ranking("hybrid", "rrf", 0.3, "judgments")
     assert Ranking.from_record({"mode": "dense"}).fusion == "calibrated"  # an older record: no fusion field
+
+
+def test_equal_scores_rank_by_id_whatever_order_the_lists_hold_them_in():
+    tied = [("d9", 0.5), ("d1", 0.5), ("d5", 0.7), ("d3", 0.5)]
+    for mode in ("dense", "lexical", "hybrid"):
+        found = Candidates(dense=tied, lexical=tied[::-1])
+        assert [d for d, _ in fuse(found, Ranking(mode=mode, fusion="convex"))] == ["d5", "d1", "d3", "d9"], mode
