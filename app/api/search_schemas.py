@@ -7,10 +7,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, StrictBool, StrictInt, model_validator
 
 from app.api.openapi import served
-from app.api.schemas import MAX_FILTER_KEYS, Strict, Text
+from app.api.schemas import FILTER_DESCRIPTION, MetadataFilter, Strict, Text
 from app.core.names import Fusion, SearchMode
-from app.index.filters import Scalar
 from app.index.fusion import MAX_CANDIDATES, MAX_FEEDBACK_DOCS, MAX_FEEDBACK_WEIGHT, MAX_RRF_K
+from app.services.search_query import Diversity, SearchQuery, VectorSpace
 
 Weight = Annotated[float, Field(strict=True, ge=0, le=1)]  # a number, not a boolean
 RrfK = Annotated[StrictInt, Field(ge=1, le=MAX_RRF_K)]
@@ -26,6 +26,10 @@ DESCRIBE = {
     "candidates": f"How deep each list is read before fusing (1 to {MAX_CANDIDATES}); default 300.",
     "offset": f"Skip this many results: page n (from 0) of size k is offset n*k; offset + k at most {MAX_CANDIDATES}.",
     "explain": "Add to each hit its rank and score in each list and what the fused score took from each.",
+    "include_vectors": "Add to each hit its best passage's vector in the search space.",
+    "mmr": 'Maximal marginal relevance: {"lambda": 0.5, "fetch_k": 50} re-orders the first fetch_k results so each '
+    "next one is relevant (its cosine, weighed by lambda) and unlike those before it (1 - lambda); lambda 1 keeps "
+    "the ranking's order.",
     "feedback": 'Pseudo-relevance feedback: {"docs": m, "weight": beta} moves the query vector toward the first m '
     "results' best passages (Rocchio) and searches the dense index again; false turns it off; default: the "
     "collection's.",
@@ -39,17 +43,31 @@ class FeedbackIn(Strict):
     )
 
 
+class MmrIn(Strict):
+    lambda_: Weight = Field(0.5, alias="lambda", description="Relevance's weight against diversity's.")
+    fetch_k: Depth = Field(50, description="Results re-ordered (the page's own included).")
+
+
+MAX_VECTOR = 4096
+
+
 class SearchRequest(Strict):
-    q: Text = Field(description="The query text.")
+    q: Text | None = Field(None, description="The query text; leave it out to search by `vector` alone.")
+    vector: list[float] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_VECTOR,
+        description="Search by this vector (its dense list; with `q` too, the lexical list is the text's).",
+    )
+    vector_space: VectorSpace = Field(
+        "search",
+        description="search: the vector is in the collection's search space (as `include_vectors` returns them); "
+        "raw: the backbone's own (as /embed returns them with corrected and normalize false), mapped by the server.",
+    )
     k: StrictInt = Field(
         10, ge=1, description="How many results (at most CE_MAX_K).", json_schema_extra=served(maximum="max_k")
     )
-    filter: dict[str, Scalar] | None = Field(
-        None,
-        min_length=1,
-        max_length=MAX_FILTER_KEYS,
-        description="Only documents whose metadata has exactly these key/value pairs.",
-    )
+    filter: MetadataFilter | None = Field(None, description=FILTER_DESCRIPTION)
     score_threshold: float | None = Field(None, ge=-1, le=1, description="Drop results with a lower cosine.")
     mode: SearchMode | None = Field(None, description=DESCRIBE["mode"])
     fusion: Fusion | None = Field(None, description=DESCRIBE["fusion"])
@@ -59,21 +77,37 @@ class SearchRequest(Strict):
     offset: Offset = Field(0, description=DESCRIBE["offset"])
     explain: StrictBool = Field(False, description=DESCRIBE["explain"])
     feedback: FeedbackIn | Literal[False] | None = Field(None, description=DESCRIBE["feedback"])
+    mmr: MmrIn | None = Field(None, description=DESCRIBE["mmr"])
+    include_vectors: StrictBool = Field(False, description=DESCRIBE["include_vectors"])
 
     @model_validator(mode="after")
     def _within_depth(self) -> SearchRequest:
+        if self.q is None and self.vector is None:
+            raise ValueError("send q (a text), vector, or both")
         if self.offset + self.k > MAX_CANDIDATES:
             raise ValueError(f"offset + k must be at most {MAX_CANDIDATES}, got {self.offset + self.k}")
         return self
 
-    def asked(self) -> dict:
-        """How the request asks to rank (None: as the collection does)."""
-        asked = self.model_dump(mode="json", include={"mode", "fusion", "lexical_weight", "rrf_k", "candidates"})
+    def query(self) -> SearchQuery:
+        """The one typed query the search path reads."""
+        ranking = self.model_dump(mode="json", include={"mode", "fusion", "lexical_weight", "rrf_k", "candidates"})
         if self.feedback is False:
-            asked["feedback_docs"] = 0
+            ranking["feedback_docs"] = 0
         elif self.feedback is not None:
-            asked |= {"feedback_docs": self.feedback.docs, "feedback_weight": self.feedback.weight}
-        return asked
+            ranking |= {"feedback_docs": self.feedback.docs, "feedback_weight": self.feedback.weight}
+        return SearchQuery(
+            text=self.q,
+            k=self.k,
+            vector=self.vector,
+            vector_space=self.vector_space,
+            filter=self.filter,
+            score_threshold=self.score_threshold,
+            offset=self.offset,
+            explain=self.explain,
+            include_vectors=self.include_vectors,
+            diversity=Diversity(self.mmr.lambda_, self.mmr.fetch_k) if self.mmr else None,
+            **ranking,
+        )
 
 
 class PassageOut(BaseModel):
@@ -113,6 +147,7 @@ class SearchHitOut(BaseModel):
     passage: PassageOut | None = Field(None, description="For a document of several passages: the best one.")
     metadata: dict[str, Any]
     explain: HitExplanation | None = Field(None, description="Asked with `explain`.")
+    vector: list[float] | None = Field(None, description="Asked with `include_vectors`: the best passage's.")
 
 
 class Confidence(BaseModel):
@@ -142,7 +177,7 @@ class SearchSpaceOut(BaseModel):
 
 
 class SearchResponse(BaseModel):
-    query: str
+    query: str | None = Field(description="The query text (None for a search by vector alone).")
     correction: str | None = Field(description="Id of the correction artifact; it holds the search space too.")
     search_space: SearchSpaceOut
     ranking: RankingOut

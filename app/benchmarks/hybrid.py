@@ -17,6 +17,7 @@ from app.benchmarks.synthetic import GaussianMixture
 from app.benchmarks.throughput import percentile
 from app.core.stored_vectors import to_stored
 from app.offline.served_search import served_services
+from app.services.search_query import SearchQuery
 from app.store.documents import DocumentRecord
 
 WRITE_BATCH = 5000
@@ -75,11 +76,11 @@ def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool =
         }
         for mode in MODES:
             for q in asked[:20]:  # warm caches
-                services.search.search(q, 10, **ASKED[mode])
+                services.search.search(SearchQuery(q, 10, **ASKED[mode]))
             seconds = []
             for q in asked:
                 start = time.perf_counter()
-                services.search.search(q, 10, **ASKED[mode])
+                services.search.search(SearchQuery(q, 10, **ASKED[mode]))
                 seconds.append(time.perf_counter() - start)
             figures[mode] = {
                 "p50_ms": round(percentile(seconds, 50) * 1000, 2),
@@ -90,7 +91,7 @@ def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool =
         figures["passages"] = len(index.dense)
         figures["lexical_bytes_per_doc"] = round(index.lexical.size_bytes() / max(index.documents, 1), 1)
         figures["index_bytes_per_doc"] = round(index.dense.memory_bytes() / max(index.documents, 1), 1)
-        figures["ranking"] = services.search.search(asked[0], 10).ranking
+        figures["ranking"] = services.search.search(SearchQuery(asked[0], 10)).ranking
         services.close()
         return figures
     finally:

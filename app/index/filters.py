@@ -1,45 +1,74 @@
-"""Exact-match metadata filters: which documents have key == value, kept beside the vector index."""
+"""Metadata filters answered from an index kept beside the vectors: each (path, value) term's documents, each path's
+documents, and each path's values sorted for ranges, so a filter (index/metadata_filter) becomes a set of ids."""
 
 from __future__ import annotations
 
+import bisect
 import json
-import math
 import threading
 from collections.abc import Mapping
 
-Scalar = str | bool | int | float | None  # what a filter can match; the API's schema uses this same type
+from app.index.metadata_filter import (
+    POSITIVE,
+    AllOf,
+    AnyOf,
+    Condition,
+    Filter,
+    FilterError,
+    Not,
+    Scalar,
+    flatten,
+    kind,
+    parse,
+)
+
+__all__ = ["FieldIndex", "FilterError", "Scalar"]
 
 
-class FilterError(ValueError):
-    """A filter that cannot be evaluated (a value that is a list or an object)."""
+def _term(path: str, value) -> str:
+    """A path's value as one key: `["price", 5]`."""
+    return json.dumps([path, value])
 
 
-def _term(key: str, value) -> str:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)  # 2.0 in a filter matches 2 in a document, as JSON readers would expect
-    return json.dumps([key, value])
+def _presence(path: str) -> str:
+    """A path's presence as one key: `["price"]`, which no value's key can equal."""
+    return json.dumps([path])
+
+
+def _terms(metadata: Mapping | None) -> list[str]:
+    values, present = flatten(metadata)
+    terms = {_term(path, v) for path, vs in values.items() for v in vs}
+    return sorted(terms | {_presence(path) for path in present})
 
 
 class FieldIndex:
-    """Inverted lists from (key, scalar value) to document ids; list and object values are not indexed."""
+    """Inverted lists from (path, value) and from each present path to document ids; every document is known, so
+    that a negation (`$ne`, `$nin`, `$not`, `$exists: false`) is the rest of them."""
 
     def __init__(self) -> None:
         self._docs: dict[str, set[str]] = {}
         self._terms_of: dict[str, list[str]] = {}
+        self._of_path: dict[str, set[str]] = {}  # path -> its value terms
+        self._sorted: dict[tuple[str, str], tuple[list, list[str]]] = {}  # (path, kind) -> values, their terms
         self._lock = threading.Lock()
 
     def upsert(self, doc_id: str, metadata: Mapping | None) -> None:
-        terms = [_term(k, v) for k, v in (metadata or {}).items() if isinstance(v, Scalar)]
+        terms = _terms(metadata)
         with self._lock:
             self._remove(doc_id)
-            if terms:
-                self._terms_of[doc_id] = terms
-                for term in terms:
-                    self._docs.setdefault(term, set()).add(doc_id)
+            self._add(doc_id, terms)
 
     def remove(self, doc_id: str) -> None:
         with self._lock:
             self._remove(doc_id)
+
+    def _add(self, doc_id: str, terms: list[str]) -> None:
+        self._terms_of[doc_id] = terms
+        for term in terms:
+            if term not in self._docs:
+                self._docs[term] = set()
+                self._new_value(term, added=True)
+            self._docs[term].add(doc_id)
 
     def _remove(self, doc_id: str) -> None:
         for term in self._terms_of.pop(doc_id, ()):
@@ -47,22 +76,66 @@ class FieldIndex:
             ids.discard(doc_id)
             if not ids:
                 del self._docs[term]
+                self._new_value(term, added=False)
 
-    def matching(self, where: Mapping) -> set[str]:
-        """Ids whose metadata has every key of `where` with exactly that value (1 and 1.0 match, True does not)."""
-        for key, value in where.items():
-            if not isinstance(value, Scalar):
-                raise FilterError(f"filter on {key!r}: only strings, numbers, booleans and null can be matched")
-            if isinstance(value, float) and not math.isfinite(value):
-                raise FilterError(f"filter on {key!r}: {value} matches nothing; numbers must be finite")
+    def _new_value(self, term: str, *, added: bool) -> None:
+        """A path gained or lost a distinct value: its sorted values are sorted again when next asked for."""
+        decoded = json.loads(term)
+        if len(decoded) == 2:
+            path = decoded[0]
+            terms = self._of_path.setdefault(path, set())
+            if added:
+                terms.add(term)
+            else:
+                terms.discard(term)
+            for of_kind in ("number", "string"):
+                self._sorted.pop((path, of_kind), None)
+
+    def matching(self, where: Mapping | Filter) -> set[str]:
+        """Ids of the documents the filter selects (a request's JSON, or its parsed tree)."""
+        tree = where if isinstance(where, Condition | AllOf | AnyOf | Not) else parse(where)
         with self._lock:
-            lists = sorted((self._docs.get(_term(k, v), set()) for k, v in where.items()), key=len)
-            if not lists:
-                raise FilterError("an empty filter matches nothing; leave it out to search everything")
-            result = set(lists[0])
-            for ids in lists[1:]:
-                result &= ids
-            return result
+            return self._select(tree)
+
+    def _select(self, tree: Filter) -> set[str]:
+        if isinstance(tree, AllOf):
+            sets = sorted((self._select(part) for part in tree.parts), key=len)
+            return set(sets[0]).intersection(*sets[1:])
+        if isinstance(tree, AnyOf):
+            return set().union(*(self._select(part) for part in tree.parts))
+        if isinstance(tree, Not):
+            return self._everyone() - self._select(tree.part)
+        if tree.op == "$exists":
+            present = self._docs.get(_presence(tree.path), set())
+            return set(present) if tree.value else self._everyone() - present
+        if tree.op in POSITIVE:
+            return self._everyone() - self._select(Condition(tree.path, POSITIVE[tree.op], tree.value))
+        if tree.op == "$eq":
+            return set(self._docs.get(_term(tree.path, tree.value), ()))
+        if tree.op == "$in":
+            return set().union(*(self._docs.get(_term(tree.path, v), set()) for v in tree.value))
+        return self._range(tree)
+
+    def _range(self, tree: Condition) -> set[str]:
+        """The documents with a value of the operand's kind on the right side of it, from the path's sorted values."""
+        values, terms = self._sorted_values(tree.path, kind(tree.value))
+        low, high = 0, len(values)
+        if tree.op in ("$gt", "$gte"):
+            low = (bisect.bisect_right if tree.op == "$gt" else bisect.bisect_left)(values, tree.value)
+        else:
+            high = (bisect.bisect_left if tree.op == "$lt" else bisect.bisect_right)(values, tree.value)
+        return set().union(*(self._docs[t] for t in terms[low:high]))
+
+    def _sorted_values(self, path: str, of_kind: str) -> tuple[list, list[str]]:
+        key = (path, of_kind)
+        if key not in self._sorted:
+            decoded = ((json.loads(term)[1], term) for term in self._of_path.get(path, ()))
+            pairs = sorted((value, term) for value, term in decoded if kind(value) == of_kind)
+            self._sorted[key] = ([v for v, _ in pairs], [t for _, t in pairs])
+        return self._sorted[key]
+
+    def _everyone(self) -> set[str]:
+        return set(self._terms_of)
 
     def state(self) -> dict[str, list[str]]:
         with self._lock:
@@ -72,7 +145,5 @@ class FieldIndex:
     def from_state(cls, state: Mapping[str, list[str]]) -> FieldIndex:
         fields = cls()
         for doc_id, terms in state.items():
-            fields._terms_of[doc_id] = list(terms)
-            for term in terms:
-                fields._docs.setdefault(term, set()).add(doc_id)
+            fields._add(doc_id, list(terms))
         return fields

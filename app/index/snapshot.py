@@ -24,7 +24,7 @@ from app.index.search_index import SearchIndex
 from app.store.change_log import change_key
 from app.store.redis_store import RedisStore
 
-SNAPSHOT_FORMAT = 3  # 2: the lexical index and the passages beside the FAISS index; 3: keys renamed
+SNAPSHOT_FORMAT = 4  # 2: the lexical index and the passages beside the FAISS index; 3: keys renamed; 4: metadata paths
 LEXICAL_GRACE = 600.0  # seconds an unreferenced lexical snapshot is kept: another writer may be about to name it
 
 

@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 from app.core.config import Settings
 from app.offline.retrieval import DEPTH, METRICS, JudgedCorpus, Judgments, paired_interval
 from app.services.documents import DocumentInput
+from app.services.search_query import SearchQuery
 
 ADD_BATCH = 256
 MODES = ("dense", "lexical", "hybrid", "served")
@@ -66,7 +67,7 @@ def search_served(services, collection: JudgedCorpus, modes: list[str | None], *
         for row, query in enumerate(
             tqdm(collection.query_texts, desc=f"searching ({mode or 'served'})", disable=not progress)
         ):
-            result = services.search.search(query, depth, mode=mode)
+            result = services.search.search(SearchQuery(query, depth, mode=mode))
             hits, ranking = result.hits, result.ranking
             top[row, : len(hits)] = [column[h.id] for h in hits]
         found[mode] = (top, ranking)

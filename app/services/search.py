@@ -3,7 +3,6 @@ documents come back with their exact cosine and the passage that matched, their 
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from dataclasses import dataclass, replace
@@ -13,18 +12,20 @@ from starlette.concurrency import run_in_threadpool
 
 from app.core.config import Settings
 from app.core.errors import InvalidInput
+from app.correction.pipeline import project
 from app.index.dense_lists import DenseList, DenseSource, LocalDense
 from app.index.document_vectors import DocumentVectors
 from app.index.feedback import rocchio
-from app.index.filters import FieldIndex, FilterError
 from app.index.fusion import Candidates, Ranking, explanations, fuse
 from app.index.lexical_lists import LexicalList, LexicalSource, LocalLexical
 from app.index.live import ServedIndex
+from app.index.mmr import mmr_order
 from app.index.passages import passage_key, stored_spans
 from app.index.search_index import SearchIndex
 from app.services.documents import Document
 from app.services.embedding import EmbeddingService
 from app.services.on_collection import OnCollection
+from app.services.search_query import SearchQuery
 from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
 
@@ -38,6 +39,8 @@ class SearchHit(Document):
     lexical_score: float | None = None  # BM25, when the lexical list had it among its candidates
     passage: tuple[int, int] | None = None  # the best passage's character span, for a document of several
     explanation: dict | None = None  # asked with `explain`: each list's rank and score, what the fused score took
+    passage_index: int = 0  # which passage is the best (0 for a document of one)
+    vector: list[float] | None = None  # asked with `include_vectors`: the best passage's, in the search space
 
 
 @dataclass(frozen=True)
@@ -50,13 +53,10 @@ class SearchResult:
     missing_shards: list[int]
 
 
-ASKED = ("mode", "fusion", "lexical_weight", "rrf_k", "candidates", "feedback_docs", "feedback_weight")
-
-
 def ranking_for(settings: Settings, index: SearchIndex, published: dict | None = None, **asked) -> Ranking:
-    """What the request sets (ASKED), else the ranking tuned on the collection's judgments over HTTP (`published`),
-    else the settings' (CE_SEARCH_MODE, a collection's), else what the correction's judgments chose, else the
-    documented rule. A fusion named without a weight takes its own default weight."""
+    """What the query asks (search_query.RANKING_FIELDS), else the ranking tuned on the collection's judgments over
+    HTTP (`published`), else the settings' (CE_SEARCH_MODE, a collection's), else what the correction's judgments
+    chose, else the documented rule. A fusion named without a weight takes its own default weight."""
     tuned = index.correction.artifact.extra.get("search", {}).get(RANKING) if index.correction else None
     ranking = Ranking.from_record(tuned) if tuned else Ranking()
     configured = {
@@ -117,59 +117,71 @@ class SearchService(OnCollection):
         """How a request that names no ranking is ranked now: what /info and the page show."""
         return ranking_for(self.settings, index, self.tuned_ranking())
 
-    def _check(self, query: str, k: int, score_threshold: float | None) -> None:
-        if not 1 <= k <= self.settings.max_k:
-            raise InvalidInput(f"k must be within [1, {self.settings.max_k}], got {k}")
-        if not query.strip():
-            raise InvalidInput("q must not be empty or whitespace only")
-        if score_threshold is not None and not -1.0 <= score_threshold <= 1.0:
-            raise InvalidInput(f"score_threshold is a cosine: within [-1, 1], got {score_threshold}")
-        self._embedding.check_texts([query], "q")
+    def _check(self, query: SearchQuery, index: SearchIndex) -> None:
+        if not 1 <= query.k <= self.settings.max_k:
+            raise InvalidInput(f"k must be within [1, {self.settings.max_k}], got {query.k}")
+        if query.text is None and query.vector is None:
+            raise InvalidInput("send q (a text), vector, or both")
+        if query.text is not None:
+            if not query.text.strip():
+                raise InvalidInput("q must not be empty or whitespace only")
+            self._embedding.check_texts([query.text], "q")
+        elif (query.mode or "dense") != "dense":
+            raise InvalidInput(f"a search by vector alone ranks dense only: send q too for {query.mode} mode")
+        if query.score_threshold is not None and not -1.0 <= query.score_threshold <= 1.0:
+            raise InvalidInput(f"score_threshold is a cosine: within [-1, 1], got {query.score_threshold}")
+        if query.vector is not None:
+            dim = index.dense.dim if query.vector_space == "search" else self._embedding.backbone.dim
+            if query.vector.shape != (1, dim):
+                raise InvalidInput(f"vector: {dim} numbers in the {query.vector_space} space, got {query.vector.size}")
+            if not np.isfinite(query.vector).all() or not np.any(query.vector):
+                raise InvalidInput("vector: finite numbers, not all zero")
 
-    def search(self, query: str, k: int = 10, **options) -> SearchResult:
+    def search(self, query: SearchQuery) -> SearchResult:
         """Top-k documents (see `rank`), the query encoded on this thread: for the command line and benchmarks."""
-        index = self._index_for(query, k, options)
-        return self.rank(index, query, self._embedding.in_space([query], index.search_correction), k, **options)
+        index = self._index_for(query)
+        if query.vector is not None:
+            return self.rank(index, query, self.mapped_vector(index, query))
+        return self.rank(index, query, self._embedding.in_space([query.text], index.search_correction))
 
-    async def search_async(self, query: str, k: int = 10, **options) -> SearchResult:
+    async def search_async(self, query: SearchQuery) -> SearchResult:
         """Top-k documents (see `rank`): the query encoded like /embed's texts, the indexes read off the loop."""
-        index = self._index_for(query, k, options)
-        vector = await self._embedding.in_space_async([query], index.search_correction)
-        return await run_in_threadpool(functools.partial(self.rank, index, query, vector, k, **options))
+        index = self._index_for(query)
+        if query.vector is not None:
+            vector = self.mapped_vector(index, query)
+        else:
+            vector = await self._embedding.in_space_async([query.text], index.search_correction)
+        return await run_in_threadpool(self.rank, index, query, vector)
 
-    def _index_for(self, query: str, k: int, options: dict) -> SearchIndex:
+    def _index_for(self, query: SearchQuery) -> SearchIndex:
         """The request checked, and the one index the whole query uses: its correction and its indexes agree."""
-        self._check(query, k, options.get("score_threshold"))
-        return self._served.current
+        index = self._served.current
+        self._check(query, index)
+        return index
 
-    def rank(
-        self,
-        index: SearchIndex,
-        query: str,
-        vector: np.ndarray,
-        k: int,
-        *,
-        where: dict | None = None,
-        score_threshold: float | None = None,
-        offset: int = 0,
-        explain: bool = False,
-        **asked,
-    ) -> SearchResult:
-        """Top-k documents for the query and its vector in `index`'s search space, from the `offset`-th on (a page of
-        one larger request), optionally only those whose metadata matches `where` and whose cosine reaches
-        `score_threshold`, ranked as `asked` (ASKED) says; with the description of the space and the ranking that
-        found them, and with `explain` each hit's ranks and scores in both lists."""
-        fields = FieldIndex() if self.filtered_by_shards else index.fields  # an empty one checks the filter alone
-        try:
-            allowed = fields.matching(where) if where is not None else None
-        except FilterError as exc:
-            raise InvalidInput(str(exc)) from None
-        if self.filtered_by_shards:
-            allowed = None  # the shards match `where` themselves
+    def mapped_vector(self, index: SearchIndex, query: SearchQuery) -> np.ndarray:
+        """The query's vector in the search space: as sent (made unit), or a raw one mapped by the correction."""
+        correction = index.search_correction
+        if query.vector_space == "search":
+            return project(query.vector, None)
+        if correction is not None and correction.token_weights is not None:
+            raise InvalidInput("this collection's search space pools with SIF weights: send its own vectors")
+        return project(query.vector, correction)
+
+    def rank(self, index: SearchIndex, query: SearchQuery, vector: np.ndarray) -> SearchResult:
+        """The query's page of documents in `index`, found with `vector` (in its search space): those the filter
+        selects and whose cosine reaches the threshold, ranked as the query asks (else as the collection does),
+        re-ordered by MMR if asked; with the description of the space and the ranking that found them, and with
+        `explain` each hit's ranks and scores in both lists."""
+        allowed = None
+        if query.filter is not None and not self.filtered_by_shards:  # the shards match it themselves
+            allowed = index.fields.matching(query.filter)
+        asked = query.asked() | ({"mode": "dense"} if query.text is None else {})
         ranking = ranking_for(self.settings, index, self.tuned_ranking(), **asked)
-        wanted = k + offset
-        depth = wanted if ranking.mode == "dense" and score_threshold is None else max(wanted, ranking.candidates)
-        found, dense = self.candidates(index, query, vector, ranking.mode, depth, allowed, where)
+        wanted = query.wanted
+        dense_only = ranking.mode == "dense" and query.score_threshold is None
+        depth = wanted if dense_only else max(wanted, ranking.candidates)
+        found, dense = self.candidates(index, query.text or "", vector, ranking.mode, depth, allowed, query.filter)
         best = dense.best
         ranked = fuse(found, ranking)
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
@@ -179,13 +191,30 @@ class SearchService(OnCollection):
                 index, vector, ranked, found, dense, ranking, depth, allowed
             )
             ranked = fuse(found, ranking)
-        hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, score_threshold)[offset:]
-        if explain:
+        hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, query.score_threshold)
+        hits = self._diversified(index, query, hits)[query.offset : query.offset + query.k]
+        if query.explain:
             told = explanations(found, ranking, [h.id for h in hits])
             hits = [replace(h, explanation=told[h.id]) for h in hits]
             if ranking.mode == "hybrid":
                 described["confidence"] = {"dense": found.dense_confidence, "lexical": found.lexical_confidence}
+        if query.diversity is not None:
+            described["mmr"] = {"lambda": query.diversity.weight, "fetch_k": query.diversity.fetch}
         return SearchResult(hits, index.describe_search(), described, dense.missing)
+
+    def _diversified(self, index: SearchIndex, query: SearchQuery, hits: list[SearchHit]) -> list[SearchHit]:
+        """The hits re-ordered by MMR when asked, and given their best passage's vector when asked."""
+        if not hits or (query.diversity is None and not query.include_vectors):
+            return hits
+        stored = self._served.builder.vectors.exact_vectors(index.correction, index.dense.dim)
+        rows = stored([passage_key(h.id, h.passage_index) for h in hits])
+        if query.diversity is not None:
+            relevance = np.array([h.score for h in hits])
+            order = mmr_order(relevance, rows, query.diversity.weight, query.offset + query.k)
+            hits, rows = [hits[i] for i in order], rows[order]
+        if query.include_vectors:
+            hits = [replace(h, vector=[round(float(x), 7) for x in row]) for h, row in zip(hits, rows, strict=True)]
+        return hits
 
     def feed_back(self, index, vector, ranked, found: Candidates, dense: DenseList, ranking: Ranking, depth, allowed):
         """The dense list searched again with the query moved toward the first results' best passages (Rocchio),
@@ -227,7 +256,7 @@ class SearchService(OnCollection):
             for (doc_id, rank_score), record in zip(run, records, strict=True):
                 if record is None:
                     continue
-                cosine, passage = exact_cosine(self._served.builder.vectors, index, record, query, cosines, best)
+                cosine, n, passage = exact_cosine(self._served.builder.vectors, index, record, query, cosines, best)
                 if threshold is not None and cosine < threshold:
                     continue
                 out.append(
@@ -239,6 +268,7 @@ class SearchService(OnCollection):
                         rank_score,
                         lexical.get(doc_id),
                         passage,
+                        passage_index=n,
                     )
                 )
                 if len(out) == k:
@@ -249,13 +279,13 @@ class SearchService(OnCollection):
 def exact_cosine(
     vectors: DocumentVectors, index: SearchIndex, record: DocumentRecord, query: np.ndarray, cosines, best
 ):
-    """A document's cosine (its best passage's) and that passage's span when it has several: the dense list's
-    when it ranked the document, else computed from its stored vectors."""
+    """A document's cosine (its best passage's), which passage that is, and its span when it has several: the dense
+    list's when it ranked the document, else computed from its stored vectors."""
     spans = stored_spans(record.passages, record.text)
     if record.id in cosines:
         n = best.get(record.id, 0)
-        return float(cosines[record.id]), (spans[n] if len(spans) > 1 else None)
+        return float(cosines[record.id]), n, (spans[n] if len(spans) > 1 else None)
     _, rows = vectors.passage_vectors([record], index.correction)
     scores = rows @ query
     n = int(np.argmax(scores))
-    return float(scores[n]), (spans[n] if len(spans) > 1 else None)
+    return float(scores[n]), n, (spans[n] if len(spans) > 1 else None)

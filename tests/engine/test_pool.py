@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.services.container import Services
 from app.services.documents import DocumentInput
+from app.services.search_query import SearchQuery
 from tests.services.collections.test_manager import text
 
 WORDS = "cat dog bird plane river city park night joy rain sun tree house road car boat".split()
@@ -25,7 +26,7 @@ def test_beyond_max_backbones_the_least_recently_used_one_no_request_uses_is_unl
         assert collections.opened("a") is None and collections.opened("b") is None
         again = collections.get("a")  # its next request reopens it, its backbone loaded again
         assert again.services.documents.count() == 10
-        assert again.services.search.search(text("a", 3), k=1).hits[0].id == "a3"
+        assert again.services.search.search(SearchQuery(text("a", 3), k=1)).hits[0].id == "a3"
         assert services.info()["backbones_loaded"] == ["hashing/mean", "hashing/cls"]  # c's unloaded in turn
     finally:
         services.close()

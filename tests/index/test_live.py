@@ -13,6 +13,7 @@ from app.index import factories
 from app.offline.fit import fit_artifact
 from app.services.container import Services
 from app.services.documents import DocumentInput
+from app.services.search_query import SearchQuery
 from tests.conftest import CORPUS
 
 
@@ -64,7 +65,7 @@ def test_queries_during_a_correction_swap_see_one_correction_at_a_time(settings,
 
         def ask():
             while not stop.is_set():
-                seen.append(service.search.search(query, k=5))
+                seen.append(service.search.search(SearchQuery(query, k=5)))
 
         reader = threading.Thread(target=ask)
         reader.start()
@@ -118,9 +119,9 @@ def test_every_acknowledged_write_survives_a_crash_with_or_without_a_snapshot(se
     try:
         assert again.info()["index"]["opened"]["from"] == "snapshot"
         assert len(again.index) == 68 and "d0" not in again.index and "d55" not in again.index
-        assert again.search.search("a brand new text about rivers", k=1).hits[0].id == "d1"
-        assert again.search.search(docs(1, start=60)[0].text, k=1).hits[0].id == "d60"
-        assert {h.id for h in again.search.search("the cat", k=70, where={"even": True}).hits} == {
+        assert again.search.search(SearchQuery("a brand new text about rivers", k=1)).hits[0].id == "d1"
+        assert again.search.search(SearchQuery(docs(1, start=60)[0].text, k=1)).hits[0].id == "d60"
+        assert {h.id for h in again.search.search(SearchQuery("the cat", k=70, filter={"even": True})).hits} == {
             f"d{i}" for i in range(2, 70, 2) if i != 0
         }
     finally:
@@ -137,7 +138,7 @@ def test_auto_moves_to_an_approximate_index_when_it_grows(settings, monkeypatch)
             service.documents.add(docs(60, start=start))
         wait_until(lambda: service.index.factory.startswith("IVF"))
         assert len(service.index) == 300 and service.index.params.get("nprobe")
-        assert service.search.search(docs(1, start=250)[0].text, k=1).hits[0].id == "d250"
+        assert service.search.search(SearchQuery(docs(1, start=250)[0].text, k=1)).hits[0].id == "d250"
     finally:
         service.close()
 
@@ -160,7 +161,10 @@ def test_a_corrupt_or_foreign_artifact_is_refused_and_the_last_good_one_keeps_se
         assert service.correction.id == good.id and len(service.index) == 10
         store.artifacts.put(backbone.fingerprint, foreign.id, foreign.to_bytes(), make_current=True)
         time.sleep(0.3)
-        assert service.correction.id == good.id and service.search.search("the cat", k=3).space["correction"] == good.id
+        assert (
+            service.correction.id == good.id
+            and service.search.search(SearchQuery("the cat", k=3)).space["correction"] == good.id
+        )
     finally:
         service.close()
     # At start-up the bad current one is refused too, and the newest valid version serves.

@@ -12,6 +12,7 @@ from app.core.config import Settings
 from app.offline.datasets import read_corpus
 from app.offline.known_items import IDENTIFIER, RARE, from_texts, known_items
 from app.offline.served_search import add_collection, served_services
+from app.services.search_query import SearchQuery
 from tests.conftest import STS, with_graphs
 
 
@@ -32,10 +33,10 @@ def test_identifiers_come_first_and_rare_words_as_often_as_lexical_search_finds_
         first = {IDENTIFIER: {"served": 0, "lexical": 0}, RARE: {"served": 0, "lexical": 0}}
         for query_id, text in zip(built.query_ids, built.query_texts, strict=True):
             for mode in ("served", "lexical"):
-                found = services.search.search(text, 1, mode=None if mode == "served" else mode)
+                found = services.search.search(SearchQuery(text, 1, mode=None if mode == "served" else mode))
                 first[query_id.split("-")[0]][mode] += bool(found.hits) and found.hits[0].id in built.qrels[query_id]
         assert found.ranking["fusion"] is None  # the last search was lexical; the served one is the default:
-        assert services.search.search("x", 1).ranking["chosen_by"].startswith("no judgments")
+        assert services.search.search(SearchQuery("x", 1)).ranking["chosen_by"].startswith("no judgments")
     finally:
         services.close()
     print(f"\nfirst of 100: {first}")

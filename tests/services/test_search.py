@@ -8,6 +8,7 @@ import pytest
 
 from app.services.container import Services
 from app.services.documents import DocumentInput
+from app.services.search_query import SearchQuery
 from tests.conftest import CORPUS
 from tests.index.test_live import crash, wait_until
 
@@ -32,7 +33,7 @@ def test_a_match_past_the_window_is_found_and_deleting_leaves_no_passage(setting
         space = service.served.current
         assert space.passages["long"] > 3 and space.documents == len(CORPUS) + 1
         for mode in ("dense", "lexical", "hybrid"):
-            found = service.search.search("zebra crossing glows", k=3, mode=mode)
+            found = service.search.search(SearchQuery("zebra crossing glows", k=3, mode=mode))
             assert found.hits[0].id == "long" and found.ranking["mode"] == mode
             assert "zebra" in long[slice(*found.hits[0].passage)]  # the passage that matched, not the opening one
         service.documents.delete("long")
@@ -51,8 +52,8 @@ def test_replacing_a_long_document_with_a_short_one_drops_its_extra_passages(set
         assert len(service.index) > 3
         service.documents.add([DocumentInput(text="a short text about a heron", id="x")])
         assert len(service.index) == 1 and service.served.current.passages == {}
-        assert service.search.search("zebra", k=1, mode="lexical").hits == []
-        assert service.search.search("heron", k=1, mode="lexical").hits[0].id == "x"
+        assert service.search.search(SearchQuery("zebra", k=1, mode="lexical")).hits == []
+        assert service.search.search(SearchQuery("heron", k=1, mode="lexical")).hits[0].id == "x"
     finally:
         service.close()
 
@@ -72,12 +73,14 @@ def test_two_servers_on_one_redis_return_the_same_hybrid_results(settings, store
         # once writes pause, each replica rebuilds its lexical index from Redis and the statistics agree.
         wait_until(lambda: first.served.current.lexical.dead == 0 == second.served.current.lexical.dead)
         for q in ("heron", "the cat runs at night", "a dog sings with joy", "nothing in particular"):
-            a, b = (s.search.search(q, k=10, mode="hybrid").hits for s in (first, second))
+            a, b = (s.search.search(SearchQuery(q, k=10, mode="hybrid")).hits for s in (first, second))
             assert [(h.id, h.passage, h.score, h.rank_score, h.lexical_score) for h in a] == [
                 (h.id, h.passage, h.score, h.rank_score, h.lexical_score) for h in b
             ]
-        assert first.search.search("heron", k=2).hits[0].id in ("c5", "long")
-        assert {"c7", "c8"}.isdisjoint(h.id for h in first.search.search("the dog", k=20, mode="lexical").hits)
+        assert first.search.search(SearchQuery("heron", k=2)).hits[0].id in ("c5", "long")
+        assert {"c7", "c8"}.isdisjoint(
+            h.id for h in first.search.search(SearchQuery("the dog", k=20, mode="lexical")).hits
+        )
     finally:
         second.close()
         first.close()
@@ -96,8 +99,8 @@ def test_a_restart_opens_the_lexical_index_from_the_snapshot_and_replays_the_res
         assert again.served.opened["from"] == "snapshot"
         space = again.served.current
         assert len(space.lexical) == space.documents == 50 and "late" in space.passages
-        assert again.search.search("heron", k=1, mode="lexical").hits[0].id == "late"
-        assert "c1" not in {h.id for h in again.search.search("the cat", k=50, mode="lexical").hits}
+        assert again.search.search(SearchQuery("heron", k=1, mode="lexical")).hits[0].id == "late"
+        assert "c1" not in {h.id for h in again.search.search(SearchQuery("the cat", k=50, mode="lexical")).hits}
     finally:
         again.close()
 
@@ -108,9 +111,9 @@ def test_filters_k_and_threshold_hold_in_every_mode(settings):
         docs = [DocumentInput(text=t, id=f"c{i}", metadata={"even": i % 2 == 0}) for i, t in enumerate(CORPUS)]
         service.documents.add(docs)
         for mode in ("dense", "lexical", "hybrid"):
-            hits = service.search.search("the cat runs", k=4, where={"even": True}, mode=mode).hits
+            hits = service.search.search(SearchQuery("the cat runs", k=4, filter={"even": True}, mode=mode)).hits
             assert len(hits) == 4 and all(h.metadata == {"even": True} for h in hits)
-            hits = service.search.search("the cat runs", k=20, score_threshold=0.5, mode=mode).hits
+            hits = service.search.search(SearchQuery("the cat runs", k=20, score_threshold=0.5, mode=mode)).hits
             assert hits and all(h.score >= 0.5 for h in hits)
     finally:
         service.close()

@@ -21,6 +21,7 @@ router = APIRouter(route_class=BoundedBodyRoute)
 FILTER_SCHEMA = next(
     b for b in SearchRequest.model_json_schema()["properties"]["filter"]["anyOf"] if b["type"] != "null"
 )
+MMR_SCHEMA = SearchRequest.model_json_schema()["$defs"]["MmrIn"]
 FEEDBACK_SCHEMA = {
     "oneOf": [
         {"type": "boolean", "const": False},
@@ -37,15 +38,7 @@ FEEDBACK_SCHEMA = {
 
 
 async def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
-    found = await service.search_async(
-        body.q,
-        body.k,
-        where=body.filter,
-        score_threshold=body.score_threshold,
-        offset=body.offset,
-        explain=body.explain,
-        **body.asked(),
-    )
+    found = await service.search_async(body.query())
     return SearchResponse(
         query=body.q,
         correction=found.space["correction"],
@@ -65,6 +58,7 @@ async def _search(service: SearchService, body: SearchRequest) -> SearchResponse
                 else None,
                 metadata=h.metadata,
                 explain=h.explanation,
+                vector=h.vector,
             )
             for h in found.hits
         ],
@@ -109,10 +103,15 @@ async def search(
             description=DESCRIBE["feedback"] + " As JSON in the URL.", json_schema_extra=json_parameter(FEEDBACK_SCHEMA)
         ),
     ] = None,
+    mmr: Annotated[
+        str | None,
+        Query(description=DESCRIBE["mmr"] + " As JSON in the URL.", json_schema_extra=json_parameter(MMR_SCHEMA)),
+    ] = None,
+    include_vectors: Annotated[bool, Query(description=DESCRIBE["include_vectors"])] = False,
 ) -> SearchResponse:
     asked = {name: value for name, value in locals().items() if name != "service"}  # the POST body's fields
     try:
-        for in_json in ("filter", "feedback"):
+        for in_json in ("filter", "feedback", "mmr"):
             asked[in_json] = json.loads(asked[in_json]) if asked[in_json] is not None else None
         body = SearchRequest(**asked)
     except (json.JSONDecodeError, ValidationError) as exc:
@@ -122,7 +121,7 @@ async def search(
 
 @router.post("/search", response_model=SearchResponse)
 async def search_post(body: SearchRequest, service: SearchDep) -> SearchResponse:
-    """The same search with the query in a JSON body (long queries, filters without URL encoding)."""
+    """The same search with the query in a JSON body (long queries, filters without URL encoding), or by vector."""
     return await _search(service, body)
 
 
@@ -130,4 +129,4 @@ def _first_error(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         err = exc.errors()[0]
         return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-    return f"filter or feedback is not JSON ({exc})"
+    return f"filter, feedback or mmr is not JSON ({exc})"

@@ -1,10 +1,19 @@
-"""/search's modes over real HTTP: each mode ranks by its own list, says so, and refuses what it cannot do."""
+"""/search over real HTTP: each mode ranks by its own list, says so, and refuses what it cannot do; random filters
+over random metadata give, in every mode and on every index kind, exactly the documents the plain evaluation
+selects, ranked as the unfiltered search restricted to them; MMR, search by vector and vectors in results."""
 
 from __future__ import annotations
 
-import pytest
+import random
 
-from tests.conftest import error_of
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.index.metadata_filter import matches, parse
+from tests.conftest import error_of, serve_app
+from tests.index.test_metadata_filter import filters
 
 DOCS = [
     {"id": "heron", "text": "a grey heron waits by the river", "metadata": {"kind": "bird"}},
@@ -100,3 +109,112 @@ def test_bad_filters_and_thresholds_are_422(client, params):
 @pytest.mark.parametrize("params", [{"q": "x", "k": 0}, {"q": "x", "k": 21}, {"q": "x", "k": "ten"}, {"q": "  "}, {}])
 def test_bad_search_parameters(client, params):
     error_of(client.get("/search", params=params), 422)
+
+
+WORDS = "heron river cat park dog night rain sun tree boat".split()
+N = 60
+KINDS = {"flat": "Flat", "hnsw": "HNSW16", "ivf": "IVF2,Flat", "ivfpq": "IVF2,PQ4"}
+
+
+def random_metadata(rng: random.Random) -> dict:
+    """Nested objects, lists, numbers, strings, booleans, null and missing fields, as the filter strategy names."""
+
+    def value(depth: int = 0):
+        pick = rng.random()
+        if pick < 0.15 and depth < 2:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        if pick < 0.3 and depth < 2:
+            return {k: value(depth + 1) for k in rng.sample("abc", rng.randint(0, 2))}
+        return rng.choice([None, True, False, -3, -1, 0, 1, 2, 3, 0.5, 2.0, -1.5, "x", "y", "z"])
+
+    return {k: value() for k in rng.sample("abc", rng.randint(0, 3))}
+
+
+@pytest.fixture
+def store(hashing_settings):
+    """A service allowed k = N, one collection per index kind, each holding the same N documents."""
+    from app.main import create_app
+
+    rng = random.Random(5)
+    docs = [
+        {"id": f"d{i:02d}", "text": " ".join(rng.choices(WORDS, k=rng.randint(3, 8))), "metadata": random_metadata(rng)}
+        for i in range(N)
+    ]
+    with serve_app(create_app(hashing_settings.model_copy(update={"max_k": N}))) as client:
+        for name, factory in KINDS.items():
+            assert client.post("/collections", json={"name": name, "index_factory": factory}).status_code == 201
+            for start in range(0, N, 8):
+                posted = client.post(f"/collections/{name}/documents", json={"documents": docs[start : start + 8]})
+                assert posted.status_code == 201, posted.text
+        yield client, {d["id"]: d["metadata"] for d in docs}
+
+
+def ids(client, name: str, body: dict) -> list[str]:
+    answer = client.post(f"/collections/{name}/search", json={"k": N, **body})
+    assert answer.status_code == 200, answer.text
+    return [h["id"] for h in answer.json()["results"]]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(where=filters, query=st.sampled_from(["heron river", "cat park night", "rain"]))
+def test_a_filtered_search_returns_exactly_what_the_filter_selects_ranked_as_the_unfiltered_one(store, where, query):
+    client, metadata = store
+    selected = {d for d, m in metadata.items() if matches(parse(where), m)}
+    for name in KINDS:
+        for mode in ("dense", "lexical", "hybrid"):
+            unfiltered = ids(client, name, {"q": query, "mode": mode})
+            found = ids(client, name, {"q": query, "mode": mode, "filter": where})
+            # Lexical lists only documents holding a query word; Flat is exact and IVF-PQ re-ranks on stored vectors.
+            if mode == "lexical" or (mode == "dense" and name in ("flat", "ivfpq")):
+                assert found == [d for d in unfiltered if d in selected], (name, where)
+            else:
+                assert sorted(found) == sorted(selected), (name, mode, where)
+
+
+def test_mmr_reorders_toward_diversity_and_lambda_one_keeps_the_ranking(client):
+    docs = [{"id": f"dup{i}", "text": "the grey heron waits by the river"} for i in range(4)]
+    docs += [{"id": "cat", "text": "a heron and a cat"}, {"id": "boat", "text": "a boat on the river"}]
+    assert client.post("/documents", json={"documents": docs}).status_code == 201
+    plain = ids(client, "default", {"q": "grey heron river", "mode": "dense", "k": 6})
+    kept = ids(client, "default", {"q": "grey heron river", "mode": "dense", "k": 6, "mmr": {"lambda": 1}})
+    diverse = ids(client, "default", {"q": "grey heron river", "mode": "dense", "k": 3, "mmr": {"lambda": 0.3}})
+    assert plain[:4] == sorted(plain[:4]) and kept == plain
+    assert diverse[0] == plain[0] and set(diverse[1:]) == {"cat", "boat"}  # the duplicates wait behind the others
+    page = ids(
+        client, "default", {"q": "grey heron river", "mode": "dense", "k": 2, "offset": 1, "mmr": {"lambda": 0.3}}
+    )
+    assert page == diverse[1:3]
+
+
+def test_search_by_vector_finds_what_the_text_finds_and_returns_vectors_when_asked(client):
+    docs = [{"id": "heron", "text": "a grey heron waits"}, {"id": "cat", "text": "the cat sleeps in the park"}]
+    assert client.post("/documents", json={"documents": docs}).status_code == 201
+    by_text = client.post("/search", json={"q": "grey heron", "mode": "dense", "include_vectors": True}).json()
+    vector = by_text["results"][0]["vector"]
+    assert len(vector) == by_text["search_space"]["dim"] and abs(np.linalg.norm(vector) - 1) < 1e-5
+    by_vector = client.post("/search", json={"vector": vector, "k": 2}).json()
+    assert [h["id"] for h in by_vector["results"]] == ["heron", "cat"] and by_vector["query"] is None
+    assert by_vector["ranking"]["mode"] == "dense" and abs(by_vector["results"][0]["score"] - 1) < 1e-5
+    unmapped = {"texts": ["grey heron"], "corrected": False, "normalize": False}
+    raw = client.post("/embed", json=unmapped).json()["embeddings"][0]
+    by_raw = client.post("/search", json={"vector": raw, "vector_space": "raw", "k": 2}).json()["results"]
+    assert [h["id"] for h in by_raw] == [h["id"] for h in by_text["results"]]
+    both = client.post("/search", json={"q": "cat park", "vector": vector, "mode": "hybrid"}).json()
+    assert both["ranking"]["mode"] == "hybrid" and {h["id"] for h in both["results"]} == {"heron", "cat"}
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"vector": [0.1, 0.2]}, "numbers in the search space"),
+        ({"vector": [0.0] * 8}, "not all zero"),
+        ({"vector": [0.1] * 8, "mode": "lexical"}, "send q too"),
+        ({"k": 3}, "send q (a text), vector, or both"),
+        ({"q": "x", "filter": {"price": {"$gt": [1]}}}, "$gt at price"),
+        ({"q": "x", "filter": {"$nor": [{"a": 1}]}}, "unknown operator $nor"),
+        ({"q": "x", "mmr": {"lambda": 2}}, "mmr.lambda"),
+    ],
+)
+def test_a_bad_vector_filter_or_mmr_is_a_422_in_one_line(client, body, says):
+    message = error_of(client.post("/search", json=body), 422)["message"]
+    assert says in message and "\n" not in message

@@ -12,6 +12,7 @@ import pytest
 from app.offline.fit import fit_artifact
 from app.services.container import Services
 from app.services.documents import DocumentInput
+from app.services.search_query import SearchQuery
 from tests.conftest import CORPUS, free_port, server_env, start_server, stop_server
 
 WORDS = "cat dog bird plane river city park night joy rain sun tree house road car boat".split()
@@ -99,7 +100,7 @@ def test_a_correction_published_to_one_collection_rebuilds_its_index_on_every_re
         assert first.collections.publish("alpha", artifact).result(30) == artifact.id
         alpha = first.collections.get("alpha")
         assert alpha.describe()["correction"] == artifact.id and alpha.describe()["index"]["dim"] == 8
-        found = alpha.services.search.search(text("alpha", 7), k=1)
+        found = alpha.services.search.search(SearchQuery(text("alpha", 7), k=1))
         assert found.hits[0].id == "alpha7" and found.space["correction"] == artifact.id
         deadline = time.monotonic() + 10  # the other process follows the collection's settings in Redis
         while replica.services.served.current.correction_id != artifact.id and time.monotonic() < deadline:
@@ -125,7 +126,7 @@ def test_a_write_that_lands_after_a_delete_never_reaches_a_collection_made_again
         services.collections.create("cats", correction="none")
         again = services.collections.get("cats").services
         assert again.documents.count() == 0 and len(again.served.current.dense) == 0
-        assert again.search.search("a late write", k=5).hits == []
+        assert again.search.search(SearchQuery("a late write", k=5)).hits == []
     finally:
         services.close()
 

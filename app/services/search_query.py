@@ -1,0 +1,67 @@
+"""One search as a request asks it: built once (at the route, or by a command) and read down the whole search path,
+so that what a search may ask is written in one place and checked there."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Literal
+
+import numpy as np
+
+from app.index.metadata_filter import Filter, parse
+
+VectorSpace = Literal["search", "raw"]  # the collection's search space, or the backbone's (mapped by the server)
+RANKING_FIELDS = ("mode", "fusion", "lexical_weight", "rrf_k", "candidates", "feedback_docs", "feedback_weight")
+
+
+@dataclass(frozen=True)
+class Diversity:
+    """Maximal marginal relevance over the first `fetch` results (index/mmr)."""
+
+    weight: float = 0.5  # lambda: 1 is relevance alone, 0 diversity alone
+    fetch: int = 50  # results re-ordered, the page's own included
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """A query text, a vector or both; how many results from where; which documents; how to rank them."""
+
+    text: str | None = None
+    k: int = 10
+    vector: np.ndarray | None = field(default=None, compare=False)  # one vector: searched instead of the text's
+    vector_space: VectorSpace = "search"
+    filter: Filter | None = None  # a request's JSON object is parsed here (FilterError when it cannot be)
+    score_threshold: float | None = None
+    offset: int = 0
+    explain: bool = False
+    include_vectors: bool = False  # each hit's best passage's vector, in the search space
+    diversity: Diversity | None = None
+    mode: str | None = None  # the ranking's fields (RANKING_FIELDS): None takes the collection's
+    fusion: str | None = None
+    lexical_weight: float | None = None
+    rrf_k: int | None = None
+    candidates: int | None = None
+    feedback_docs: int | None = None
+    feedback_weight: float | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.filter, Mapping):
+            object.__setattr__(self, "filter", parse(self.filter))
+        if self.vector is not None:
+            vector = np.asarray(self.vector, dtype=np.float32)
+            object.__setattr__(self, "vector", vector.reshape(1, -1) if vector.ndim == 1 else vector)
+
+    def asked(self) -> dict:
+        """How the query asks to rank (None: as the collection does), as `services.search.ranking_for` reads it."""
+        return {name: getattr(self, name) for name in RANKING_FIELDS}
+
+    @property
+    def wanted(self) -> int:
+        """Results found before the page is cut: the pages before it, and MMR's whole fetch."""
+        return max(self.k + self.offset, self.diversity.fetch if self.diversity else 0)
+
+    def describe(self) -> dict:
+        """The query's fields as JSON would hold them (no vector), for logs and tests."""
+        skip = {"vector", "filter", "diversity"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
