@@ -134,6 +134,11 @@ class FieldIndex:
             self._sorted[key] = ([v for v, _ in pairs], [t for _, t in pairs])
         return self._sorted[key]
 
+    def ids(self) -> set[str]:
+        """Every document's id."""
+        with self._lock:
+            return set(self._terms_of)
+
     def _everyone(self) -> set[str]:
         return set(self._terms_of)
 

@@ -1,17 +1,20 @@
-"""Documents: stored in Redis with their raw vectors, then put in the served index; read and deleted by id."""
+"""Documents: stored in Redis with their raw vectors, then put in the served index; read, listed, counted, deleted
+and re-labelled, by ids or by a filter."""
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from app.core.errors import InvalidInput, NotFound
 from app.core.stored_vectors import to_stored
 from app.index.live import ServedIndex
+from app.index.metadata_filter import Filter
 from app.index.passages import PASSAGE_MARK, PassageSplitter, Spans, spans_json
 from app.services.embedding import EmbeddingService
 from app.services.on_collection import OnCollection
@@ -19,6 +22,7 @@ from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
 
 MAX_ID_LENGTH = 256
+DELETE_BATCH = 1000  # ids deleted in one transaction (and one change-log entry)
 
 
 @dataclass(frozen=True)
@@ -98,11 +102,7 @@ class DocumentService(OnCollection):
         return [r.id for r in records]
 
     def delete(self, doc_id: str) -> None:
-        with self._served.writing() as index:
-            existed, change = self.store.documents.delete(self.collection_key, [doc_id])
-            present = index.remove([doc_id])  # every passage, from both indexes
-            index.local.add(change)
-        if not existed and not present:
+        if not self.delete_many([doc_id]):
             raise NotFound(f"no document with id {doc_id!r}")
 
     def get(self, doc_id: str) -> Document:
@@ -111,5 +111,57 @@ class DocumentService(OnCollection):
             raise NotFound(f"no document with id {doc_id!r}")
         return Document.from_record(record)
 
-    def count(self) -> int:
-        return self.store.documents.count(self.collection_key)
+    def count(self, where: Filter | None = None) -> int:
+        """Stored documents; with a filter, those of the served index it selects."""
+        if where is None:
+            return self.store.documents.count(self.collection_key)
+        return len(self._served.current.fields.matching(where))
+
+    def page(
+        self, limit: int, cursor: str | None = None, where: Filter | None = None
+    ) -> tuple[list[Document], str | None]:
+        """The documents after `cursor` in id order (those the filter selects), and the cursor of the next page."""
+        fields = self._served.current.fields
+        ordered = sorted(fields.ids() if where is None else fields.matching(where))
+        start = bisect.bisect_right(ordered, cursor) if cursor is not None else 0
+        chosen = ordered[start : start + limit]
+        records = self.store.documents.get(self.collection_key, chosen, replica_ok=True)
+        more = start + limit < len(ordered)
+        return [Document.from_record(r) for r in records if r is not None], (chosen[-1] if more and chosen else None)
+
+    def get_many(self, doc_ids: Sequence[str]) -> tuple[list[Document], list[str]]:
+        """The documents of these ids in the order asked, and the ids no document has."""
+        records = self.store.documents.get(self.collection_key, list(doc_ids), replica_ok=True)
+        found = [Document.from_record(r) for r in records if r is not None]
+        return found, [d for d, r in zip(doc_ids, records, strict=True) if r is None]
+
+    def delete_many(self, doc_ids: Sequence[str] | None = None, where: Filter | None = None) -> int:
+        """Delete these documents, or those the filter selects (chosen under the write lock): how many existed."""
+        deleted = 0
+        with self._served.writing() as index:
+            ids = list(dict.fromkeys(doc_ids)) if doc_ids is not None else sorted(index.fields.matching(where))
+            for start in range(0, len(ids), DELETE_BATCH):
+                batch = ids[start : start + DELETE_BATCH]
+                existed, change = self.store.documents.delete(self.collection_key, batch)
+                present = index.remove(batch)  # every passage, from both indexes
+                index.local.add(change)
+                deleted += max(existed, present)
+        return deleted
+
+    def update_metadata(self, updates: Mapping[str, dict], *, merge: bool = False) -> list[str]:
+        """Replace (or merge into) stored documents' metadata, their vectors kept: nothing is encoded again. An id no
+        document has is a 404 and nothing is written."""
+        records = self.store.documents.get(self.collection_key, list(updates))
+        missing = [d for d, r in zip(updates, records, strict=True) if r is None]
+        if missing:
+            raise NotFound(
+                f"no document with id {missing[0]!r}" + (f" (and {len(missing) - 1} more)" if missing[1:] else "")
+            )
+        changed = [
+            replace(
+                r,
+                metadata_json=json.dumps({**json.loads(r.metadata_json), **updates[r.id]} if merge else updates[r.id]),
+            )
+            for r in records
+        ]
+        return self.put_records(changed)

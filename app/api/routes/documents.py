@@ -1,15 +1,38 @@
-"""/documents: add (201), read and delete (204) by id."""
+"""/documents: add (201), read and delete (204) by id; list a page, count, read, delete and re-label many at once, by
+ids or by a filter."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import json
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 
 from app.api.deps import DocumentsDep
+from app.api.document_set_schemas import (
+    MAX_PAGE,
+    CountRequest,
+    CountResponse,
+    DeleteRequest,
+    DeleteResponse,
+    DocumentPage,
+    DocumentsFound,
+    IdsRequest,
+    MetadataRequest,
+    MetadataResponse,
+)
+from app.api.openapi import json_parameter
 from app.api.routing import BoundedBodyRoute
 from app.api.schemas import DocumentOut, DocumentsRequest, DocumentsResponse
-from app.services.documents import DocumentInput
+from app.core.errors import InvalidInput
+from app.index.metadata_filter import Filter, FilterError, parse
+from app.services.documents import Document, DocumentInput
 
 router = APIRouter(route_class=BoundedBodyRoute)
+
+
+def _out(docs: list[Document]) -> list[DocumentOut]:
+    return [DocumentOut(id=d.id, text=d.text, metadata=d.metadata) for d in docs]
 
 
 @router.post("/documents", response_model=DocumentsResponse, status_code=201)
@@ -17,6 +40,56 @@ def add_documents(body: DocumentsRequest, documents: DocumentsDep) -> DocumentsR
     docs = [DocumentInput(text=d.text, id=d.id, metadata=d.metadata) for d in body.documents]
     ids = documents.add(docs)
     return DocumentsResponse(ids=ids, count=len(ids))
+
+
+@router.get("/documents", response_model=DocumentPage)
+def list_documents(
+    documents: DocumentsDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Documents in this page.")] = 100,
+    cursor: Annotated[str | None, Query(description="The previous page's next_cursor.")] = None,
+    filter: Annotated[
+        str | None,
+        Query(
+            description="Only documents this filter selects, as JSON (see /search).",
+            json_schema_extra=json_parameter({"type": "object"}),
+        ),
+    ] = None,
+) -> DocumentPage:
+    """A page of the collection's documents in id order (as the served index holds them)."""
+    page, next_cursor = documents.page(limit, cursor, _filter_in_url(filter) if filter is not None else None)
+    return DocumentPage(documents=_out(page), next_cursor=next_cursor)
+
+
+def _filter_in_url(raw: str) -> Filter:
+    try:
+        return parse(json.loads(raw))
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"filter is not JSON ({exc})") from None
+    except FilterError as exc:
+        raise InvalidInput(f"filter: {exc}") from None
+
+
+@router.post("/documents/count", response_model=CountResponse)
+def count_documents(body: CountRequest, documents: DocumentsDep) -> CountResponse:
+    return CountResponse(count=documents.count(parse(body.filter) if body.filter else None))
+
+
+@router.post("/documents/get", response_model=DocumentsFound)
+def get_documents(body: IdsRequest, documents: DocumentsDep) -> DocumentsFound:
+    found, missing = documents.get_many(body.ids)
+    return DocumentsFound(documents=_out(found), missing=missing)
+
+
+@router.post("/documents/delete", response_model=DeleteResponse)
+def delete_documents(body: DeleteRequest, documents: DocumentsDep) -> DeleteResponse:
+    where = parse(body.filter) if body.filter else None
+    return DeleteResponse(deleted=documents.delete_many(body.ids, where))
+
+
+@router.post("/documents/metadata", response_model=MetadataResponse)
+def update_metadata(body: MetadataRequest, documents: DocumentsDep) -> MetadataResponse:
+    """Each document's metadata replaced (or merged into), its text and vectors kept: nothing is encoded again."""
+    return MetadataResponse(ids=documents.update_metadata(body.updates(), merge=body.merge))
 
 
 @router.get("/documents/{doc_id:path}", response_model=DocumentOut)

@@ -36,3 +36,75 @@ def test_same_text_twice_is_one_document(client):
     again = client.post("/documents", json={"documents": [{"text": "a dog sings"}, {"text": "a dog sings"}]})
     assert again.json()["ids"] == first
     assert client.get("/info").json()["index"]["size"] == 1
+
+
+def verified(client) -> dict:
+    """The default collection's store and indexes compared: no document missing or extra anywhere."""
+    report = client.post("/collections/default/verify").json()
+    assert report["ok"] and report["dense"]["missing"] == report["dense"]["extra"] == 0, report
+    return report
+
+
+def test_documents_as_a_set_listed_counted_read_deleted_and_relabelled_with_the_indexes_equal(client):
+    docs = [
+        {"id": f"d{i:02d}", "text": f"note {i} about rivers", "metadata": {"n": i, "odd": i % 2 == 1}}
+        for i in range(30)
+    ]
+    for start in range(0, 30, 8):
+        assert client.post("/documents", json={"documents": docs[start : start + 8]}).status_code == 201
+    pages, cursor = [], None
+    while True:
+        page = client.get("/documents", params={"limit": 7} | ({"cursor": cursor} if cursor else {})).json()
+        pages.append([d["id"] for d in page["documents"]])
+        if (cursor := page["next_cursor"]) is None:
+            break
+    assert [len(p) for p in pages] == [7, 7, 7, 7, 2] and sum(pages, []) == [d["id"] for d in docs]
+    odd = client.get("/documents", params={"filter": '{"odd": true, "n": {"$lt": 10}}'}).json()
+    assert [d["id"] for d in odd["documents"]] == ["d01", "d03", "d05", "d07", "d09"] and odd["next_cursor"] is None
+    assert client.post("/documents/count", json={}).json() == {"count": 30}
+    assert client.post("/documents/count", json={"filter": {"n": {"$gte": 25}}}).json() == {"count": 5}
+    found = client.post("/documents/get", json={"ids": ["d05", "nope", "d01"]}).json()
+    assert [d["id"] for d in found["documents"]] == ["d05", "d01"] and found["missing"] == ["nope"]
+    assert found["documents"][0] == {"id": "d05", "text": "note 5 about rivers", "metadata": {"n": 5, "odd": True}}
+    assert client.post("/documents/delete", json={"ids": ["d00", "d01", "gone"]}).json() == {"deleted": 2}
+    verified(client)
+    assert client.post("/documents/delete", json={"filter": {"n": {"$gte": 20}}}).json() == {"deleted": 10}
+    assert client.post("/documents/count", json={}).json() == {"count": 18}
+    verified(client)
+    relabelled = client.post("/documents/metadata", json={"documents": [{"id": "d02", "metadata": {"n": 99}}]})
+    assert relabelled.json() == {"ids": ["d02"]}
+    merged = {"documents": [{"id": "d03", "metadata": {"tag": "x"}}], "merge": True}
+    assert client.post("/documents/metadata", json=merged).status_code == 200
+    assert client.get("/documents/d02").json()["metadata"] == {"n": 99}
+    assert client.get("/documents/d03").json()["metadata"] == {"n": 3, "odd": True, "tag": "x"}
+    hits = client.post("/search", json={"q": "note 2 about rivers", "filter": {"n": 99}}).json()["results"]
+    assert [h["id"] for h in hits] == ["d02"]
+    assert verified(client)["stored"] == 18
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "says"),
+    [
+        ("/documents/delete", {}, "send ids or filter"),
+        ("/documents/delete", {"ids": ["a"], "filter": {"n": 1}}, "send ids or filter"),
+        ("/documents/count", {"filter": {"n": {"$near": 1}}}, "unknown operator $near at n"),
+        ("/documents/get", {"ids": []}, "at least 1 item"),
+        ("/documents/metadata", {"documents": [{"id": "a", "metadata": {}}, {"id": "a", "metadata": {}}]}, "repeats"),
+    ],
+)
+def test_set_operations_refuse_what_they_cannot_do_in_one_line(client, path, body, says):
+    message = error_of(client.post(path, json=body), 422)["message"]
+    assert says in message and "\n" not in message
+
+
+def test_relabelling_a_missing_document_is_a_404_and_writes_nothing(client):
+    assert (
+        client.post(
+            "/documents", json={"documents": [{"id": "a", "text": "a heron", "metadata": {"k": 1}}]}
+        ).status_code
+        == 201
+    )
+    body = {"documents": [{"id": "a", "metadata": {"k": 2}}, {"id": "missing", "metadata": {}}]}
+    assert "missing" in error_of(client.post("/documents/metadata", json=body), 404)["message"]
+    assert client.get("/documents/a").json()["metadata"] == {"k": 1}
+    assert "not JSON" in error_of(client.get("/documents", params={"filter": "{"}), 422)["message"]
