@@ -140,6 +140,11 @@ class EmbedRequest(Strict):
     corrected: StrictBool = Field(True, description="Apply the fitted correction.")
     normalize: StrictBool = Field(True, description="L2-normalize the returned vectors.")
     truncate: StrictBool = Field(True, description="Cut texts over the token limit (reported); false: 422.")
+    space: Literal["similarity", "search"] = Field(
+        "similarity",
+        description="similarity: the space /similarity compares in; search: the one the collection's index searches "
+        "(what POST /search takes as `vector` and returns with `include_vectors`). With corrected false: raw.",
+    )
 
 
 class TokenizeRequest(Strict):

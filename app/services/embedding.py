@@ -122,15 +122,19 @@ class EmbeddingService:
         normalize: bool = True,
         truncate: bool = True,
         dims: int | None = None,
+        space: str = "similarity",
     ) -> tuple[np.ndarray, str | None, list[int]]:
         """Vectors, the id of the correction that made them (None when uncorrected), truncated indices.
 
-        `dims` keeps the first ones (whitening's axes come by variance), as OpenAI's `dimensions` asks.
+        `dims` keeps the first ones (whitening's axes come by variance), as OpenAI's `dimensions` asks; `space`
+        "search" maps them as the collection's index does (its correction's search space).
         """
         self.check_texts(texts)
         await _off_loop_if(_long(texts), self.check_tokens, texts)
         cut = await _off_loop_if(_long(texts), self.find_truncated, texts, truncate=truncate)
         correction = self.correction if corrected else None
+        if correction is not None and space == "search":
+            correction = correction.search
         method = correction.artifact.method if correction else Method.NONE
         if dims is not None and method != Method.WHITENING:
             raise BadRequest(

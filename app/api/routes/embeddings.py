@@ -23,7 +23,7 @@ router = APIRouter(route_class=BoundedBodyRoute)
 @router.post("/embed", response_model=EmbedResponse)
 async def embed(body: EmbedRequest, embedding: EmbeddingDep) -> Response:
     vectors, correction, truncated = await embedding.embed_async(
-        body.texts, corrected=body.corrected, normalize=body.normalize, truncate=body.truncate
+        body.texts, corrected=body.corrected, normalize=body.normalize, truncate=body.truncate, space=body.space
     )
     response = EmbedResponse(
         model=embedding.backbone.name,

@@ -199,6 +199,8 @@ def test_search_by_vector_finds_what_the_text_finds_and_returns_vectors_when_ask
     raw = client.post("/embed", json=unmapped).json()["embeddings"][0]
     by_raw = client.post("/search", json={"vector": raw, "vector_space": "raw", "k": 2}).json()["results"]
     assert [h["id"] for h in by_raw] == [h["id"] for h in by_text["results"]]
+    embedded = client.post("/embed", json={"texts": ["a grey heron waits"], "space": "search"}).json()["embeddings"]
+    assert np.dot(embedded[0], vector) > 0.9999  # /embed's search space is the index's (stored in float16)
     both = client.post("/search", json={"q": "cat park", "vector": vector, "mode": "hybrid"}).json()
     assert both["ranking"]["mode"] == "hybrid" and {h["id"] for h in both["results"]} == {"heron", "cat"}
 
