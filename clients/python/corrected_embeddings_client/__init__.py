@@ -1,7 +1,8 @@
 """A client for the corrected-embeddings service: `Client` (sync), `AsyncClient`, and in
 `corrected_embeddings_client.langchain` the LangChain Embeddings and VectorStore."""
 
-from corrected_embeddings_client.client import AsyncClient, Client
+from corrected_embeddings_client.aio import AsyncClient
+from corrected_embeddings_client.client import Client
 from corrected_embeddings_client.errors import (
     Conflict,
     Forbidden,

@@ -3,6 +3,7 @@ calls, so what a route takes and returns is written once."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -47,10 +48,15 @@ def _asked(options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None}
 
 
-def embed(prefix: str, texts: list[str], **options: Any) -> list[Call]:
+def _texts(texts: str | Iterable[str]) -> list[str]:
+    """A str is one text, never its characters."""
+    return [texts] if isinstance(texts, str) else list(texts)
+
+
+def embed(prefix: str, texts: str | list[str], **options: Any) -> list[Call]:
     return [
         Call("POST", f"{prefix}/embed", {"texts": batch, **_asked(options)}, read=lambda r: r.json()["embeddings"])
-        for batch in _batches(list(texts))
+        for batch in _batches(_texts(texts))
     ]
 
 
@@ -65,7 +71,7 @@ def tokenize(prefix: str, texts: list[str]) -> list[Call]:
     def read(r: httpx.Response) -> list[Tokens]:
         return [Tokens(t["tokens"], t["count"], t["truncated"]) for t in r.json()["texts"]]
 
-    return [Call("POST", f"{prefix}/tokenize", {"texts": batch}, read=read) for batch in _batches(list(texts))]
+    return [Call("POST", f"{prefix}/tokenize", {"texts": batch}, read=read) for batch in _batches(_texts(texts))]
 
 
 def add_documents(prefix: str, documents: Iterable[Document | dict[str, Any] | str]) -> list[Call]:
@@ -76,20 +82,60 @@ def add_documents(prefix: str, documents: Iterable[Document | dict[str, Any] | s
     ]
 
 
-def get_document(prefix: str, doc_id: str) -> Call:
-    def read(r: httpx.Response) -> Document:
-        body = r.json()
-        return Document(body["text"], body["id"], body["metadata"])
+def _stored(body: dict[str, Any]) -> Document:
+    return Document(body["text"], body["id"], body["metadata"])
 
-    return Call("GET", f"{prefix}/documents/{quote(doc_id, safe='')}", read=read, missing=None)
+
+def get_document(prefix: str, doc_id: str) -> Call:
+    return Call("GET", f"{prefix}/documents/{quote(doc_id, safe='')}", read=lambda r: _stored(r.json()), missing=None)
+
+
+def get_documents(prefix: str, ids: Iterable[str]) -> list[Call]:
+    """Those found, in the order asked (the missing left out)."""
+    read = lambda r: [_stored(d) for d in r.json()["documents"]]  # noqa: E731
+    return [Call("POST", f"{prefix}/documents/get", {"ids": batch}, read=read) for batch in _batches(list(ids))]
+
+
+def delete_documents(prefix: str, ids: Iterable[str] | None = None, filter: dict[str, Any] | None = None) -> list[Call]:
+    """How many existed, per request: by ids (in batches) or by a filter."""
+    read = lambda r: [r.json()["deleted"]]  # noqa: E731
+    if filter is not None:
+        return [Call("POST", f"{prefix}/documents/delete", {"filter": filter}, read=read)]
+    return [
+        Call("POST", f"{prefix}/documents/delete", {"ids": batch}, read=read) for batch in _batches(list(ids or []))
+    ]
+
+
+def count_documents(prefix: str, filter: dict[str, Any] | None = None) -> Call:
+    return Call("POST", f"{prefix}/documents/count", _asked({"filter": filter}), read=lambda r: r.json()["count"])
+
+
+def list_documents(
+    prefix: str, limit: int = 100, cursor: str | None = None, filter: dict[str, Any] | None = None
+) -> Call:
+    """One page: (documents in id order, the next page's cursor or None)."""
+    params = _asked({"limit": limit, "cursor": cursor, "filter": json.dumps(filter) if filter is not None else None})
+    read = lambda r: ([_stored(d) for d in r.json()["documents"]], r.json()["next_cursor"])  # noqa: E731
+    return Call("GET", f"{prefix}/documents", params=params, read=read)
+
+
+def update_metadata(prefix: str, metadata: dict[str, dict[str, Any]], merge: bool = False) -> list[Call]:
+    items = [{"id": doc_id, "metadata": m} for doc_id, m in metadata.items()]
+    return [
+        Call(
+            "POST", f"{prefix}/documents/metadata", {"documents": batch, "merge": merge}, read=lambda r: r.json()["ids"]
+        )
+        for batch in _batches(items)
+    ]
 
 
 def delete_document(prefix: str, doc_id: str) -> Call:
     return Call("DELETE", f"{prefix}/documents/{quote(doc_id, safe='')}", read=lambda r: True, missing=False)
 
 
-def search(prefix: str, q: str, k: int, **options: Any) -> Call:
-    """POST: a filter or feedback object needs no JSON in the URL, and a long query no URL limit."""
+def search(prefix: str, q: str | None, k: int = 10, **options: Any) -> Call:
+    """POST: a filter, feedback or mmr object needs no JSON in the URL, and a long query no URL limit; `vector`
+    searches by a vector (with or without q)."""
     return Call(
         "POST", f"{prefix}/search", {"q": q, "k": k, **_asked(options)}, read=lambda r: SearchResult.from_json(r.json())
     )

@@ -1,8 +1,10 @@
 """LangChain's Embeddings and VectorStore on the service: the server encodes, corrects, stores and ranks, so the
-vector store needs no embedding model of its own (`embedding` arguments are accepted for the interface)."""
+vector store needs no embedding model of its own; its `embeddings` give vectors in the index's space, so that the
+by-vector methods search with them."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -10,8 +12,11 @@ from langchain_core.documents import Document as LangChainDocument
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 
-from corrected_embeddings_client.client import AsyncClient, Client
-from corrected_embeddings_client.models import Document, SearchHit
+from corrected_embeddings_client.aio import AsyncClient
+from corrected_embeddings_client.client import Client
+from corrected_embeddings_client.models import Document, SearchHit, SearchResult
+
+SEARCH_DETAILS = "_search"  # the metadata key of a scored hit's cosine, BM25 and best passage
 
 
 class _Connection:
@@ -23,7 +28,8 @@ class _Connection:
 
 
 class CorrectedEmbeddings(Embeddings):
-    """Vectors in the collection's corrected space: queries and documents are encoded alike (a symmetric model)."""
+    """Vectors in the collection's corrected space (`space="search"`: the space its index searches); queries and
+    documents are encoded alike (a symmetric model)."""
 
     def __init__(
         self,
@@ -32,45 +38,65 @@ class CorrectedEmbeddings(Embeddings):
         *,
         collection: str | None = None,
         timeout: float = 120.0,
+        space: str = "similarity",
     ):
         self._to = _Connection(base_url, api_key, collection, timeout)
+        self._space = {} if space == "similarity" else {"space": space}
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self._to.sync.embed(texts)
+        return self._to.sync.embed(texts, **self._space)
 
     def embed_query(self, text: str) -> list[float]:
-        return self._to.sync.embed([text])[0]
+        return self._to.sync.embed(text, **self._space)[0]
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        return await self._to.aio.embed(texts)
+        return await self._to.aio.embed(texts, **self._space)
 
     async def aembed_query(self, text: str) -> list[float]:
-        return (await self._to.aio.embed([text]))[0]
+        return (await self._to.aio.embed(text, **self._space))[0]
 
 
 def _to_service(texts: Iterable[str], metadatas: list[dict] | None, ids: list[str | None] | None) -> list[Document]:
+    """One document per text, each with an id (a new one where none is given); an id given twice is refused."""
     texts = list(texts)
     if metadatas is not None and len(metadatas) != len(texts):
         raise ValueError(f"{len(metadatas)} metadatas for {len(texts)} texts")
     if ids is not None and len(ids) != len(texts):
         raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
-    return [
-        Document(text, ids[i] if ids else None, dict(metadatas[i]) if metadatas else {}) for i, text in enumerate(texts)
-    ]
+    named = [(ids[i] if ids else None) or str(uuid.uuid4()) for i in range(len(texts))]
+    if len(set(named)) < len(named):
+        twice = sorted({i for i in named if named.count(i) > 1})
+        raise ValueError(f"duplicate ids in one call: {', '.join(map(repr, twice[:5]))}")
+    return [Document(text, named[i], dict(metadatas[i]) if metadatas else {}) for i, text in enumerate(texts)]
 
 
-def _to_langchain(hit: SearchHit | Document) -> LangChainDocument:
-    return LangChainDocument(page_content=hit.text, metadata=hit.metadata, id=hit.id)
+def _to_langchain(hit: SearchHit | Document, *, details: bool = False) -> LangChainDocument:
+    metadata = dict(hit.metadata)
+    if details and isinstance(hit, SearchHit):
+        passage = hit.passage or None
+        metadata[SEARCH_DETAILS] = {"cosine": hit.score, "bm25": hit.lexical_score, "passage": passage}
+    text = hit.passage["text"] if isinstance(hit, SearchHit) and hit.passage else hit.text
+    return LangChainDocument(page_content=text, metadata=metadata, id=hit.id)
 
 
-def _search_options(filter: dict[str, Any] | None, options: dict[str, Any]) -> dict[str, Any]:
-    """LangChain's `filter` and the API's own options (mode, score_threshold, fusion, ...) as the API takes them."""
-    return {"filter": filter, **options}
+def _scored(result: SearchResult) -> list[tuple[LangChainDocument, float]]:
+    """Each hit with what ordered the results (the fused score in hybrid mode), its cosine in the metadata."""
+    return [(_to_langchain(h, details=True), h.rank_score) for h in result.hits]
+
+
+def _relevant(result: SearchResult) -> list[tuple[LangChainDocument, float]]:
+    """Each hit in the results' order with its relevance: (cosine + 1) / 2."""
+    return [(_to_langchain(h), (h.score + 1.0) / 2.0) for h in result.hits]
+
+
+def _mmr(k: int, fetch_k: int, lambda_mult: float, filter: dict | None, options: dict[str, Any]) -> dict[str, Any]:
+    return {"filter": filter, "mmr": {"lambda": lambda_mult, "fetch_k": max(fetch_k, k)}, **options}
 
 
 class CorrectedVectorStore(VectorStore):
-    """A collection of the service as a LangChain vector store: hybrid search by default (`mode` to choose);
-    scores are corrected cosines, relevance (cosine + 1) / 2."""
+    """A collection of the service as a LangChain vector store: hybrid search by default (`mode` to choose),
+    filters with MongoDB's operators, MMR and search by vector done by the server. A long document comes back as
+    its best passage (the whole text stays stored)."""
 
     def __init__(
         self,
@@ -82,11 +108,25 @@ class CorrectedVectorStore(VectorStore):
         embedding: Embeddings | None = None,
     ):
         self._to = _Connection(base_url, api_key, collection, timeout)
-        self._embeddings = embedding or CorrectedEmbeddings(base_url, api_key, collection=collection, timeout=timeout)
+        self._embeddings = embedding or CorrectedEmbeddings(
+            base_url, api_key, collection=collection, timeout=timeout, space="search"
+        )
 
     @property
     def embeddings(self) -> Embeddings:
         return self._embeddings
+
+    def close(self) -> None:
+        self._to.sync.close()
+
+    def __enter__(self) -> CorrectedVectorStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def aclose(self) -> None:
+        await self._to.aio.aclose()
 
     def add_texts(
         self,
@@ -96,7 +136,7 @@ class CorrectedVectorStore(VectorStore):
         ids: list[str | None] | None = None,
         **kwargs: Any,
     ) -> list[str]:
-        """Stored and indexed when this returns; an id already stored is replaced."""
+        """Stored and indexed when this returns, one document each; an id already stored is replaced."""
         return self._to.sync.add_documents(_to_service(texts, metadatas, ids))
 
     async def aadd_texts(
@@ -110,45 +150,126 @@ class CorrectedVectorStore(VectorStore):
         return await self._to.aio.add_documents(_to_service(texts, metadatas, ids))
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
-        """True when every id was stored; ids that were not are skipped."""
-        if ids is None:
-            raise ValueError("delete needs ids: delete the collection to drop all of it")
-        return all([self._to.sync.delete_document(i) for i in ids])
+        """These ids (or `filter=...`: those it selects) deleted in one request per 128; missing ids are skipped."""
+        if ids is None and kwargs.get("filter") is None:
+            raise ValueError("delete needs ids or filter: delete the collection to drop all of it")
+        self._to.sync.delete_documents(ids, filter=kwargs.get("filter"))
+        return True
 
     async def adelete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
-        if ids is None:
-            raise ValueError("delete needs ids: delete the collection to drop all of it")
-        return all([await self._to.aio.delete_document(i) for i in ids])
+        if ids is None and kwargs.get("filter") is None:
+            raise ValueError("delete needs ids or filter: delete the collection to drop all of it")
+        await self._to.aio.delete_documents(ids, filter=kwargs.get("filter"))
+        return True
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[LangChainDocument]:
-        found = [self._to.sync.get_document(i) for i in ids]
-        return [_to_langchain(d) for d in found if d is not None]
+        return [_to_langchain(d) for d in self._to.sync.get_documents(list(ids))]
 
     async def aget_by_ids(self, ids: Sequence[str], /) -> list[LangChainDocument]:
-        found = [await self._to.aio.get_document(i) for i in ids]
-        return [_to_langchain(d) for d in found if d is not None]
+        return [_to_langchain(d) for d in await self._to.aio.get_documents(list(ids))]
 
     def similarity_search_with_score(
         self, query: str, k: int = 4, filter: dict[str, Any] | None = None, **options: Any
     ) -> list[tuple[LangChainDocument, float]]:
-        """Options: mode (dense, lexical, hybrid), score_threshold, fusion, lexical_weight, explain, ..."""
-        result = self._to.sync.search(query, k, **_search_options(filter, options))
-        return [(_to_langchain(h), h.score) for h in result.hits]
+        """Scores in the results' order (the fused score in hybrid mode); the cosine, BM25 and best passage in each
+        document's metadata["_search"]. Options: mode, score_threshold, fusion, lexical_weight, ..."""
+        return _scored(self._to.sync.search(query, k, filter=filter, **options))
 
     async def asimilarity_search_with_score(
         self, query: str, k: int = 4, filter: dict[str, Any] | None = None, **options: Any
     ) -> list[tuple[LangChainDocument, float]]:
-        result = await self._to.aio.search(query, k, **_search_options(filter, options))
-        return [(_to_langchain(h), h.score) for h in result.hits]
+        return _scored(await self._to.aio.search(query, k, filter=filter, **options))
 
     def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[LangChainDocument]:
-        return [doc for doc, _ in self.similarity_search_with_score(query, k, **kwargs)]
+        return [_to_langchain(h) for h in self._to.sync.search(query, k, **kwargs).hits]
 
     async def asimilarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[LangChainDocument]:
-        return [doc for doc, _ in await self.asimilarity_search_with_score(query, k, **kwargs)]
+        return [_to_langchain(h) for h in (await self._to.aio.search(query, k, **kwargs)).hits]
 
-    def _select_relevance_score_fn(self):
-        return lambda cosine: (cosine + 1.0) / 2.0
+    def _similarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[LangChainDocument, float]]:
+        return _relevant(self._to.sync.search(query, k, **kwargs))
+
+    async def _asimilarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[LangChainDocument, float]]:
+        return _relevant(await self._to.aio.search(query, k, **kwargs))
+
+    def similarity_search_by_vector(self, embedding: list[float], k: int = 4, **kwargs: Any) -> list[LangChainDocument]:
+        """`embedding` in the index's space, as this store's `embeddings` give it."""
+        return [_to_langchain(h) for h in self._to.sync.search(None, k, vector=embedding, **kwargs).hits]
+
+    async def asimilarity_search_by_vector(
+        self, embedding: list[float], k: int = 4, **kwargs: Any
+    ) -> list[LangChainDocument]:
+        return [_to_langchain(h) for h in (await self._to.aio.search(None, k, vector=embedding, **kwargs)).hits]
+
+    def similarity_search_with_score_by_vector(
+        self, embedding: list[float], k: int = 4, **kwargs: Any
+    ) -> list[tuple[LangChainDocument, float]]:
+        return _scored(self._to.sync.search(None, k, vector=embedding, **kwargs))
+
+    def max_marginal_relevance_search(
+        self,
+        query: str,
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> list[LangChainDocument]:
+        """The first fetch_k results re-ordered by the server (MMR on their stored vectors), k of them."""
+        found = self._to.sync.search(query, k, **_mmr(k, fetch_k, lambda_mult, filter, options))
+        return [_to_langchain(h) for h in found.hits]
+
+    async def amax_marginal_relevance_search(
+        self,
+        query: str,
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> list[LangChainDocument]:
+        found = await self._to.aio.search(query, k, **_mmr(k, fetch_k, lambda_mult, filter, options))
+        return [_to_langchain(h) for h in found.hits]
+
+    def max_marginal_relevance_search_by_vector(
+        self,
+        embedding: list[float],
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> list[LangChainDocument]:
+        options = {"vector": embedding, **options}
+        found = self._to.sync.search(None, k, **_mmr(k, fetch_k, lambda_mult, filter, options))
+        return [_to_langchain(h) for h in found.hits]
+
+    async def amax_marginal_relevance_search_by_vector(
+        self,
+        embedding: list[float],
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> list[LangChainDocument]:
+        options = {"vector": embedding, **options}
+        found = await self._to.aio.search(None, k, **_mmr(k, fetch_k, lambda_mult, filter, options))
+        return [_to_langchain(h) for h in found.hits]
+
+    @classmethod
+    def from_documents(
+        cls, documents: list[LangChainDocument], embedding: Embeddings | None = None, **kwargs: Any
+    ) -> CorrectedVectorStore:
+        """As `from_texts`, the documents' ids kept where they have them."""
+        if "ids" not in kwargs and any(d.id for d in documents):
+            kwargs["ids"] = [d.id for d in documents]
+        texts, metadatas = [d.page_content for d in documents], [d.metadata for d in documents]
+        return cls.from_texts(texts, embedding, metadatas, **kwargs)
 
     @classmethod
     def from_texts(
@@ -160,7 +281,13 @@ class CorrectedVectorStore(VectorStore):
         ids: list[str] | None = None,
         **kwargs: Any,
     ) -> CorrectedVectorStore:
-        """kwargs: base_url, api_key, collection, timeout, as the constructor takes them."""
+        """kwargs: base_url, api_key, collection, timeout, as the constructor takes them, and `collection_settings`
+        (as POST /collections takes them) for a collection that does not exist yet: it is created first."""
+        settings = kwargs.pop("collection_settings", {})
         store = cls(embedding=embedding, **kwargs)
+        name = kwargs.get("collection")
+        if name not in (None, "default") and store._to.sync.describe_collection(name) is None:
+            store._to.sync.create_collection(name, **settings)
+            store._to.sync.wait_ready(name)
         store.add_texts(texts, metadatas, ids=ids)
         return store

@@ -31,13 +31,14 @@ class SearchHit:
     lexical_score: float | None = None
     passage: dict[str, Any] | None = None
     explain: dict[str, Any] | None = None
+    vector: list[float] | None = None
 
 
 @dataclass(frozen=True)
 class SearchResult:
     """The hits, with how they were ranked (`ranking`) and whether a shard was missing (`partial`)."""
 
-    query: str
+    query: str | None
     hits: list[SearchHit]
     ranking: dict[str, Any]
     correction: str | None
