@@ -11,7 +11,7 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[offline,dev,ray]" -e "clients/python[langchain]"
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[offline,dev,ray]" -e "clients/python[langchain,llamaindex]"
 	touch $(STAMP)
 
 ## Serve the default backbone with its correction on 127.0.0.1:8000 (embedded Redis under var/).
