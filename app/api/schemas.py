@@ -238,14 +238,18 @@ class DocumentOut(BaseModel):
 # OpenAI's embeddings API, as its official client sends and reads it.
 
 
+OPENAI_MAX_INPUTS = 2048  # OpenAI's own bound: its clients batch up to it (LangChain's OpenAIEmbeddings sends 1,000)
+
+
 class EmbeddingsRequest(Strict):
     input: (
         Text
-        | Annotated[list[Text], Field(min_length=1, max_length=MAX_ITEMS, json_schema_extra=PER_REQUEST)]
+        | Annotated[list[Text], Field(min_length=1, max_length=OPENAI_MAX_INPUTS)]
         | Annotated[list[StrictInt], Field(max_length=MAX_ITEMS)]
         | Annotated[list[list[StrictInt]], Field(max_length=MAX_ITEMS)]
     ) = Field(
-        description="A text or a list of texts (token arrays are refused: the backbone has its own tokenizer).",
+        description=f"A text or a list of up to {OPENAI_MAX_INPUTS} texts, as OpenAI takes them (encoded CE_MAX_TEXTS "
+        "at a time); token arrays are refused: the backbone has its own tokenizer.",
         json_schema_extra=lambda schema: schema.update(anyOf=schema["anyOf"][:2]),  # published: what is accepted
     )
     model: StrictStr = Field(

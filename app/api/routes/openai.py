@@ -54,7 +54,9 @@ async def embeddings(body: EmbeddingsRequest, services: ServicesDep) -> Response
 
 async def _embed(embedding: EmbeddingService, body: EmbeddingsRequest) -> Response:
     texts = _texts(body.input)
-    vectors, _, _ = await embedding.embed_async(texts, dims=body.dimensions)
+    step = embedding.settings.max_texts  # a request of OpenAI's size goes through the encoder CE_MAX_TEXTS at a time
+    parts = [await embedding.embed_async(texts[i : i + step], dims=body.dimensions) for i in range(0, len(texts), step)]
+    vectors = np.vstack([part[0] for part in parts])
     if body.encoding_format == "base64":  # what the official client asks for: little-endian float32
         items = [base64.b64encode(np.ascontiguousarray(v, dtype="<f4").tobytes()).decode() for v in vectors]
     else:

@@ -86,3 +86,24 @@ def test_errors_the_client_can_read(served):
     wrong_key = openai.OpenAI(base_url=str(client.base_url), api_key="sk-wrong", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
         wrong_key.embeddings.create(model="hashing", input="x")
+
+
+def test_langchains_openai_embeddings_work_with_the_settings_docs_api_names(served):
+    """docs/api.md: `check_embedding_ctx_length=False` (its default sends token arrays of OpenAI's tokenizer, which
+    is fetched from the internet); every other setting as it comes, its batches of 1,000 texts included."""
+    from langchain_openai import OpenAIEmbeddings
+
+    client, http = served
+    embeddings = OpenAIEmbeddings(
+        model="hashing",
+        base_url=str(client.base_url),
+        api_key="sk-local-test",
+        check_embedding_ctx_length=False,
+        max_retries=0,
+    )
+    texts = [f"note {i} about the cat in the park" for i in range(1200)]  # two batches: 1,000 and 200
+    vectors = embeddings.embed_documents(texts)
+    ours = http.post("/embed", json={"texts": texts[995:1003]}, headers={"Authorization": "Bearer sk-local-test"})
+    assert len(vectors) == 1200 and len({len(v) for v in vectors}) == 1
+    np.testing.assert_allclose(vectors[995:1003], ours.json()["embeddings"], atol=1e-6)
+    np.testing.assert_allclose(embeddings.embed_query(texts[7]), vectors[7], atol=1e-6)
