@@ -3,6 +3,7 @@ candidates are re-scored exactly, set to the smallest values that reach a recall
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -44,17 +45,17 @@ def search_knob(index: faiss.Index) -> str | None:
     return "nprobe" if isinstance(base, faiss.IndexIVF) else "efSearch" if isinstance(base, faiss.IndexHNSW) else None
 
 
-def search_parameters(index: faiss.Index, params: dict[str, int], selector=None, *, boost: bool = False):
-    """FAISS search parameters at the calibrated depth; `boost` searches every list (or 8x as wide a beam), for a
-    narrow filter that left too few results."""
+def search_parameters(index: faiss.Index, params: dict[str, int], selector=None, *, widen: float = 1.0):
+    """FAISS search parameters at the calibrated depth, `widen` times as deep (a filter letting a small share of the
+    index through needs a wider probe or beam to find k of its documents; math.inf: every list, 8x the beam)."""
     base = inner_index(index)
     knob = search_knob(index)
     if knob == "nprobe":
-        nprobe = base.nlist if boost else min(params.get("nprobe", base.nprobe), base.nlist)
-        return faiss.SearchParametersIVF(sel=selector, nprobe=int(nprobe))
+        nprobe = min(params.get("nprobe", base.nprobe), base.nlist)
+        return faiss.SearchParametersIVF(sel=selector, nprobe=int(min(base.nlist, math.ceil(nprobe * widen))))
     if knob == "efSearch":
         ef = max(params.get("efSearch", base.hnsw.efSearch), 16)
-        return faiss.SearchParametersHNSW(sel=selector, efSearch=int(ef * 8 if boost else ef))
+        return faiss.SearchParametersHNSW(sel=selector, efSearch=int(ef * min(widen, 8.0)))
     return faiss.SearchParameters(sel=selector) if selector is not None else None
 
 

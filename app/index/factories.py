@@ -116,3 +116,23 @@ def rebuild_reason(requested: str, factory: str, dim: int, size: int, dead: int,
         if factory.startswith("IVF") and size > RETRAIN_GROWTH * max(trained_size, 1):
             return f"{size} vectors: {RETRAIN_GROWTH:g}x what the lists were trained on"
     return None
+
+
+TRAIN_PER_LIST = 64  # vectors an IVF list is trained on (at least 10,000 in all)
+
+
+def train(index: faiss.Index, vectors: np.ndarray, seed: int) -> None:
+    """Train on a sample of `vectors` sized for the structure's lists."""
+    lists = getattr(inner_index(index), "nlist", 1)
+    take = min(len(vectors), max(lists * TRAIN_PER_LIST, 10_000))
+    rng = np.random.default_rng(seed)
+    index.train(vectors if take == len(vectors) else vectors[np.sort(rng.choice(len(vectors), take, replace=False))])
+
+
+def deletes_in_place(index: faiss.Index) -> bool:
+    """Whether this FAISS structure removes in place (asked by removing label -1, which no vector has)."""
+    try:
+        index.remove_ids(faiss.IDSelectorBatch(np.array([-1], dtype=np.int64)))
+        return True
+    except RuntimeError:
+        return False

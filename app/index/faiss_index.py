@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 
 import faiss
@@ -9,11 +10,18 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from app.index.calibration import RERANK, Rows, SearchDepth, calibrate, calibration_sample, search_parameters
-from app.index.factories import inner_index, lossy, new_faiss_index, rebuild_reason, servable_factory
+from app.index.factories import (
+    deletes_in_place,
+    lossy,
+    new_faiss_index,
+    rebuild_reason,
+    servable_factory,
+    train,
+)
+from app.index.filtered_search import post_filtered, share_of, widening
 from app.index.rerank import ExactVectors, rescored
 from app.index.rwlock import ReadWriteLock
 
-TRAIN_PER_LIST = 64
 ADD_CHUNK = 100_000
 
 
@@ -51,7 +59,7 @@ class VectorIndex:
         self._dead: set[int] = set()
         self._free: list[int] = []  # labels of removed documents, reused by the next upserts (in-place kinds)
         self._lock = ReadWriteLock()  # searches and snapshots read together; upserts and removes write alone
-        self._deletes_in_place = self._probe_deletes()
+        self._deletes_in_place = deletes_in_place(self._index)
 
     @classmethod
     def build(
@@ -94,27 +102,11 @@ class VectorIndex:
         index = cls(dim, factory, **options)
         index.factory = servable_factory(dim, factory, n)
         index._index = new_faiss_index(dim, index.factory)
-        index._deletes_in_place = index._probe_deletes()
+        index._deletes_in_place = deletes_in_place(index._index)
         if not index._index.is_trained:
-            index._train(np.ascontiguousarray(sample, dtype=np.float32), seed)
+            train(index._index, np.ascontiguousarray(sample, dtype=np.float32), seed)
             index.trained_size = n
         return index
-
-    def _probe_deletes(self) -> bool:
-        """Whether this FAISS structure removes in place (asked by removing label -1, which no vector has)."""
-        try:
-            self._index.remove_ids(faiss.IDSelectorBatch(np.array([-1], dtype=np.int64)))
-            return True
-        except RuntimeError:
-            return False
-
-    def _train(self, vectors: np.ndarray, seed: int) -> None:
-        base = inner_index(self._index)
-        lists = getattr(base, "nlist", 1)
-        rng = np.random.default_rng(seed)
-        take = min(len(vectors), max(lists * TRAIN_PER_LIST, 10_000))
-        sample = vectors if take == len(vectors) else vectors[np.sort(rng.choice(len(vectors), take, replace=False))]
-        self._index.train(sample)
 
     # --- contents ------------------------------------------------------------------------------------
 
@@ -197,7 +189,7 @@ class VectorIndex:
     def _selector(self, allowed: Collection[str] | None):
         """(selector, how many vectors it lets through, what the selector needs kept alive)."""
         if allowed is not None:
-            labels = [self._label_of[d] for d in allowed if d in self._label_of]
+            labels = [self._label_of[d] for d in tuple(allowed) if d in self._label_of]  # tuple: one C-level copy
             return faiss.IDSelectorBatch(np.array(labels, dtype=np.int64)), len(labels), None
         if self._dead:
             dead = faiss.IDSelectorBatch(np.fromiter(self._dead, dtype=np.int64))
@@ -215,21 +207,30 @@ class VectorIndex:
         params = self.searched_with
         rerank = exact is not None and self.lossy
         with self._lock.reading():
-            selector, candidates, _alive = self._selector(allowed)
-            k = min(k, candidates)
-            if k == 0:
-                return [[] for _ in range(len(queries))]
-            depth = min(max(k, params.get(RERANK, k)), candidates) if rerank else k
-            rows = self._search(queries, depth, selector, params, boost=False)
-            if allowed is not None and any(len(r) < depth for r in rows):
-                rows = self._search(queries, depth, selector, params, boost=True)  # a narrow filter: widen the probe
+            rows = None
+            if allowed is not None:  # a large share of the index: searched unfiltered, deeper, and filtered after
+                want = min(max(k, params.get(RERANK, k)) if rerank else k, len(allowed))
+                rows = post_filtered(lambda d: self._unfiltered(queries, d, params), allowed, want, len(self))
+            if rows is None:
+                selector, candidates, _alive = self._selector(allowed)
+                if (k := min(k, candidates)) == 0:
+                    return [[] for _ in range(len(queries))]
+                depth = min(max(k, params.get(RERANK, k)), candidates) if rerank else k
+                widen = widening(share_of(allowed, len(self))) if allowed is not None else 1.0
+                rows = self._search(queries, depth, selector, params, widen)
+                if allowed is not None and any(len(r) < depth for r in rows):
+                    rows = self._search(queries, depth, selector, params, math.inf)  # still too few: every list
         if rerank:
             return [rescored(row, q, exact, k) for row, q in zip(rows, queries, strict=True)]
         return rows
 
-    def _search(self, queries, k, selector, params, boost):
+    def _unfiltered(self, queries, depth, params):
+        selector, _, _alive = self._selector(None)  # `_alive`: what the selector points into, kept until it ran
+        return self._search(queries, depth, selector, params, 1.0)
+
+    def _search(self, queries, k, selector, params, widen: float):
         scores, labels = self._index.search(
-            queries, k, params=search_parameters(self._index, params, selector, boost=boost)
+            queries, k, params=search_parameters(self._index, params, selector, widen=widen)
         )
         doc_of = self._doc_of
         return [
@@ -275,7 +276,7 @@ class VectorIndex:
         )
         index.factory = meta["factory"]
         index._index = faiss.deserialize_index(np.asarray(data, dtype=np.uint8))
-        index._deletes_in_place = index._probe_deletes()
+        index._deletes_in_place = deletes_in_place(index._index)
         index.params = {k: int(v) for k, v in meta["params"].items()}
         index.trained_size = int(meta["trained_size"])
         index._doc_of = list(meta["doc_of"])

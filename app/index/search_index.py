@@ -3,6 +3,7 @@ metadata filters, with how far along the change log they are."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Set
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,7 +13,7 @@ from app.index.dense_scale import DenseScale
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
 from app.index.lexical import LexicalIndex
-from app.index.passages import best_passages, passage_key
+from app.index.passages import best_passages, passage_key, passage_of
 
 
 @dataclass(eq=False)  # compared by identity: "is this still the index the snapshot holds"
@@ -34,7 +35,7 @@ class SearchIndex:
 
     def keys_of(self, doc_ids) -> list[str]:
         """Every passage key of these documents (what the FAISS index holds for them)."""
-        return [passage_key(d, n) for d in doc_ids for n in range(self.passages.get(d, 1))]
+        return [passage_key(d, n) for d in tuple(doc_ids) for n in range(self.passages.get(d, 1))]
 
     @property
     def correction_id(self) -> str | None:
@@ -81,10 +82,27 @@ class SearchIndex:
             self.lexical.close()
 
 
+class PassageKeys:
+    """The passage keys of some documents, as the dense index asks for them: a membership test and a count that
+    need no list of them all (a filter letting half a million documents through), the list when iterated."""
+
+    def __init__(self, doc_ids: Set[str], index: SearchIndex):
+        self.doc_ids, self.index = doc_ids, index
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and passage_of(key)[0] in self.doc_ids
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)  # documents, not passages: what a share of the index is judged by
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.index.keys_of(self.doc_ids))
+
+
 def dense_hits(index: SearchIndex, vector: np.ndarray, depth: int, allowed, exact=None) -> tuple[list, dict[str, int]]:
     """The top `depth` documents by their best passage's cosine, and which passage that was; passages are
     searched deeper until `depth` distinct documents are found or the index has no more."""
-    keys = index.keys_of(allowed) if allowed is not None and index.passages else allowed
+    keys = PassageKeys(allowed, index) if allowed is not None and index.passages else allowed
     size, want = len(index.dense), depth
     while True:
         (hits,) = index.dense.search(vector, want, allowed=keys, exact=exact)
