@@ -10,6 +10,7 @@ import faiss
 import numpy as np
 
 from app.backbones import build_backbone
+from app.benchmarks.filtered import filtered_figures
 from app.benchmarks.streamed import scratch_dir, streamed_build
 from app.benchmarks.synthetic import GaussianMixture
 from app.benchmarks.throughput import percentile
@@ -108,13 +109,15 @@ def figures(name, index: VectorIndex, truth: np.ndarray, seconds, found, build_s
     )
 
 
-def measure_streamed(mixture: GaussianMixture, n: int, asked: np.ndarray, *, work_dir: Path, **build) -> SearchFigures:
+def measure_streamed(mixture: GaussianMixture, n: int, asked: np.ndarray, *, work_dir: Path, **build):
     """`n` mixture documents built a chunk at a time, never all in memory (`build`: streamed_build's factory, recall
-    and progress); a compressed index re-ranks from their float16 copy on disk, as the service re-ranks from Redis."""
+    and progress); a compressed index re-ranks from their float16 copy on disk, as the service re-ranks from Redis.
+    The filtered searches' figures (benchmarks/filtered), then the unfiltered ones."""
     with scratch_dir(work_dir) as folder:
         built = streamed_build(mixture, n, asked, work_dir=Path(folder), **build)
         seconds, found = one_thread_latencies(built.index, asked, exact=built.exact if built.index.lossy else None)
-        return figures(
+        filtered = filtered_figures(built, asked)
+        return filtered, figures(
             "synthetic",
             built.index,
             built.truth,
@@ -186,7 +189,7 @@ def run(settings, sts_dir: Path, *, n: int, dim: int | None, queries: int, facto
     corrected, correction_id = served_vectors(settings, sts_dir, dim)
     mixture = GaussianMixture.fit(corrected)
     asked = mixture.sample(queries, seed=2)
-    synthetic = measure_streamed(
+    filtered, synthetic = measure_streamed(
         mixture,
         n,
         asked,
@@ -207,4 +210,5 @@ def run(settings, sts_dir: Path, *, n: int, dim: int | None, queries: int, facto
         "correction": correction_id,
         "mixture": {"components": len(mixture.weights), "fitted_on": len(corrected)},
         "real": [asdict(r) for r in real],
+        "filtered": [f | {"p50_vs_unfiltered": round(f["search_p50_ms"] / synthetic.p50_ms, 2)} for f in filtered],
     }

@@ -164,8 +164,9 @@ def bench_search(
     ] = 100_000,
     as_json: JsonLastOpt = False,
 ) -> None:
-    """recall@10, latency, build time and memory of the search index against exact search; then one short query
-    at a time through the search service in each mode, on --hybrid-docs documents.
+    """recall@10, latency, build time and memory of the search index against exact search, unfiltered and with
+    filters letting 50%, 1% and 0.01% through; then one short query at a time through the search service in each
+    mode, on --hybrid-docs documents.
 
     Synthetic documents come from a Gaussian mixture fitted on the backbone's corrected vectors of
     every STS-B sentence; the same figures follow on those real sentences (1,000 held out as queries).
@@ -194,6 +195,12 @@ def bench_search(
         fields = SearchFigures.__dataclass_fields__
         for figures in [result, *result["real"]]:
             typer.echo(SearchFigures(**{k: figures[k] for k in fields}).row())
+        for f in result["filtered"]:
+            typer.echo(
+                f"filter {f['filter']} ({f['documents']:,} documents): recall@10 {f['recall_at_10']}, p50 "
+                f"{f['search_p50_ms']} ms = {f['p50_vs_unfiltered']}x unfiltered"
+                f" (+ {f['filter_p50_ms']} ms to evaluate)"
+            )
     typer.echo(json.dumps(result))
 
 
