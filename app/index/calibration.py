@@ -51,8 +51,8 @@ def search_parameters(index: faiss.Index, params: dict[str, int], selector=None,
     base = inner_index(index)
     knob = search_knob(index)
     if knob == "nprobe":
-        nprobe = min(params.get("nprobe", base.nprobe), base.nlist)
-        return faiss.SearchParametersIVF(sel=selector, nprobe=int(min(base.nlist, math.ceil(nprobe * widen))))
+        nprobe = min(params.get("nprobe", base.nprobe), base.nlist) * widen
+        return faiss.SearchParametersIVF(sel=selector, nprobe=int(min(base.nlist, math.ceil(min(nprobe, base.nlist)))))
     if knob == "efSearch":
         ef = max(params.get("efSearch", base.hnsw.efSearch), 16)
         return faiss.SearchParametersHNSW(sel=selector, efSearch=int(ef * min(widen, 8.0)))
