@@ -92,7 +92,24 @@ def new_faiss_index(dim: int, factory: str) -> faiss.Index:
         # Polysemous codes serve Hamming-filtered search, which is never asked for here; training them took 77 s
         # for IVF1,PQ96 on 300 vectors at 384 dims (0.06 s without), on the writer's thread.
         base.do_polysemous_training = False
-    return base if isinstance(base, faiss.IndexIVF) else faiss.IndexIDMap(base)
+    return with_direct_map(base) if isinstance(base, faiss.IndexIVF) else faiss.IndexIDMap(base)
+
+
+def with_direct_map(index: faiss.Index) -> faiss.Index:
+    """An IVF index that finds a vector by its id (a hash table): what scoring a filter's few documents exactly
+    reconstructs them from (index/filtered_search); its removals then go by an id array."""
+    fast_scan = isinstance(index, faiss.IndexIVFFastScan)  # its blocked lists remove nothing by a hash table
+    if isinstance(index, faiss.IndexIVF) and not fast_scan and index.direct_map.type != faiss.DirectMap.Hashtable:
+        index.set_direct_map_type(faiss.DirectMap.Hashtable)
+    return index
+
+
+def id_selector(index: faiss.Index, labels) -> faiss.IDSelector:
+    """The selector a removal takes: an id array for an IVF index with a hash table of ids (the only one it takes),
+    else a hashed batch (an array is searched end to end for each vector a list holds)."""
+    hashed = isinstance(index, faiss.IndexIVF) and index.direct_map.type == faiss.DirectMap.Hashtable
+    kind = faiss.IDSelectorArray if hashed else faiss.IDSelectorBatch
+    return kind(np.asarray(labels, dtype=np.int64))
 
 
 def inner_index(index: faiss.Index) -> faiss.Index:
@@ -132,7 +149,7 @@ def train(index: faiss.Index, vectors: np.ndarray, seed: int) -> None:
 def deletes_in_place(index: faiss.Index) -> bool:
     """Whether this FAISS structure removes in place (asked by removing label -1, which no vector has)."""
     try:
-        index.remove_ids(faiss.IDSelectorBatch(np.array([-1], dtype=np.int64)))
+        index.remove_ids(id_selector(index, [-1]))
         return True
     except RuntimeError:
         return False

@@ -9,16 +9,10 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
+from app.index import factories
+from app.index import filtered_search as filtered
 from app.index.calibration import RERANK, Rows, SearchDepth, calibrate, calibration_sample, search_parameters
-from app.index.factories import (
-    deletes_in_place,
-    lossy,
-    new_faiss_index,
-    rebuild_reason,
-    servable_factory,
-    train,
-)
-from app.index.filtered_search import post_filtered, share_of, widening
+from app.index.factories import lossy, new_faiss_index, rebuild_reason, servable_factory
 from app.index.rerank import ExactVectors, rescored
 from app.index.rwlock import ReadWriteLock
 
@@ -59,7 +53,7 @@ class VectorIndex:
         self._dead: set[int] = set()
         self._free: list[int] = []  # labels of removed documents, reused by the next upserts (in-place kinds)
         self._lock = ReadWriteLock()  # searches and snapshots read together; upserts and removes write alone
-        self._deletes_in_place = deletes_in_place(self._index)
+        self._deletes_in_place = factories.deletes_in_place(self._index)
 
     @classmethod
     def build(
@@ -102,9 +96,9 @@ class VectorIndex:
         index = cls(dim, factory, **options)
         index.factory = servable_factory(dim, factory, n)
         index._index = new_faiss_index(dim, index.factory)
-        index._deletes_in_place = deletes_in_place(index._index)
+        index._deletes_in_place = factories.deletes_in_place(index._index)
         if not index._index.is_trained:
-            train(index._index, np.ascontiguousarray(sample, dtype=np.float32), seed)
+            factories.train(index._index, np.ascontiguousarray(sample, dtype=np.float32), seed)
             index.trained_size = n
         return index
 
@@ -174,7 +168,7 @@ class VectorIndex:
         for label in labels:
             self._doc_of[label] = None
         if self._deletes_in_place:  # its label is free again: churn does not grow the id map or snapshots
-            self._index.remove_ids(faiss.IDSelectorBatch(np.array(labels, dtype=np.int64)))
+            self._index.remove_ids(factories.id_selector(self._index, labels))
             self._free.extend(labels)
         else:
             self._dead.update(labels)
@@ -189,8 +183,8 @@ class VectorIndex:
     def _selector(self, allowed: Collection[str] | None):
         """(selector, how many vectors it lets through, what the selector needs kept alive)."""
         if allowed is not None:
-            labels = [self._label_of[d] for d in tuple(allowed) if d in self._label_of]  # tuple: one C-level copy
-            return faiss.IDSelectorBatch(np.array(labels, dtype=np.int64)), len(labels), None
+            labels = filtered.labels_of(self._label_of, allowed)
+            return faiss.IDSelectorBatch(labels), len(labels), labels
         if self._dead:
             dead = faiss.IDSelectorBatch(np.fromiter(self._dead, dtype=np.int64))
             return faiss.IDSelectorNot(dead), len(self), dead
@@ -210,14 +204,20 @@ class VectorIndex:
             rows = None
             if allowed is not None:  # a large share of the index: searched unfiltered, deeper, and filtered after
                 want = min(max(k, params.get(RERANK, k)) if rerank else k, len(allowed))
-                rows = post_filtered(lambda d: self._unfiltered(queries, d, params), allowed, want, len(self))
+                rows = filtered.post_filtered(lambda d: self._unfiltered(queries, d, params), allowed, want, len(self))
             if rows is None:
-                selector, candidates, _alive = self._selector(allowed)
+                selector, candidates, labels = self._selector(allowed)  # `labels`: what the selector points into
                 if (k := min(k, candidates)) == 0:
                     return [[] for _ in range(len(queries))]
                 depth = min(max(k, params.get(RERANK, k)), candidates) if rerank else k
-                widen = widening(share_of(allowed, len(self))) if allowed is not None else 1.0
-                rows = self._search(queries, depth, selector, params, widen)
+                widen = filtered.widening(filtered.share_of(allowed, len(self))) if allowed is not None else 1.0
+                few = allowed is not None and candidates <= filtered.EXACT_LIMIT
+                found = filtered.exact_within(self._index, labels, queries, depth) if few else None
+                rows = (
+                    filtered.rows_of(self._doc_of, *found)
+                    if found
+                    else self._search(queries, depth, selector, params, widen)
+                )
                 if allowed is not None and any(len(r) < depth for r in rows):
                     rows = self._search(queries, depth, selector, params, math.inf)  # still too few: every list
         if rerank:
@@ -229,14 +229,8 @@ class VectorIndex:
         return self._search(queries, depth, selector, params, 1.0)
 
     def _search(self, queries, k, selector, params, widen: float):
-        scores, labels = self._index.search(
-            queries, k, params=search_parameters(self._index, params, selector, widen=widen)
-        )
-        doc_of = self._doc_of
-        return [
-            [(doc_of[lab], float(s)) for s, lab in zip(row_s, row_l, strict=True) if lab >= 0 and doc_of[lab]]
-            for row_s, row_l in zip(scores.tolist(), labels.tolist(), strict=True)
-        ]
+        found = self._index.search(queries, k, params=search_parameters(self._index, params, selector, widen=widen))
+        return filtered.rows_of(self._doc_of, *found)
 
     def calibrate(self, vectors: np.ndarray, *, seed: int = 0) -> dict[str, int]:
         """Set the search depth for the recall target on `vectors`, the ones this index was just built from."""
@@ -275,8 +269,8 @@ class VectorIndex:
             meta["dim"], meta["requested"], correction_id=meta["correction_id"], recall=meta["recall"], depth=depth
         )
         index.factory = meta["factory"]
-        index._index = faiss.deserialize_index(np.asarray(data, dtype=np.uint8))
-        index._deletes_in_place = deletes_in_place(index._index)
+        index._index = factories.with_direct_map(faiss.deserialize_index(np.asarray(data, dtype=np.uint8)))
+        index._deletes_in_place = factories.deletes_in_place(index._index)
         index.params = {k: int(v) for k, v in meta["params"].items()}
         index.trained_size = int(meta["trained_size"])
         index._doc_of = list(meta["doc_of"])

@@ -4,13 +4,14 @@ exact search restricted to the allowed documents, at a large, a small and a tiny
 import numpy as np
 import pytest
 
+from app.index.factories import new_faiss_index
 from app.index.faiss_index import VectorIndex
-from app.index.filtered_search import kept, post_filter_depth, post_filtered, widening
+from app.index.filtered_search import exact_within, kept, labels_of, post_filter_depth, post_filtered, widening
 
 
 def test_depth_widening_and_what_is_kept_by_hand():
     assert post_filter_depth(10, 0.5, 10_000) == 46 and post_filter_depth(10, 0.5, 30) == 30
-    assert widening(0.01) == pytest.approx(10.0) and widening(1.0) == 1.0
+    assert widening(0.01) == pytest.approx(20.0) and widening(1.0) == 2.0
     rows = [[("a", 0.9), ("b", 0.8), ("c", 0.7)], [("b", 0.5), ("c", 0.4)]]
     assert kept(rows, {"a", "c"}, 1) == [[("a", 0.9)], [("c", 0.4)]] and kept(rows, {"a"}, 1) is None
     asked = []
@@ -34,3 +35,20 @@ def test_filtered_ivf_search_finds_the_exact_filtered_top_ten(share):
     assert all(len(row) == min(10, len(allowed)) and {d for d, _ in row} <= allowed for row in found)
     recall = np.mean([len({ids[j] for j in t} & {d for d, _ in f}) / len(t) for t, f in zip(truth, found, strict=True)])
     assert recall >= 0.95, recall
+
+
+def test_a_few_documents_are_scored_exactly_on_vectors_reconstructed_by_id():
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(400, 8)).astype(np.float32)
+    index = new_faiss_index(8, "IVF8,Flat")
+    index.train(vectors)
+    index.add_with_ids(vectors, np.arange(400, dtype=np.int64) * 2)
+    labels = labels_of({"a": 10, "b": 20, "c": 798, "gone": 5}, ["a", "missing", "c", "b"])
+    assert labels.tolist() == [10, 798, 20]
+    query = vectors[[5]]
+    scores, top = exact_within(index, labels, query, 2)
+    expected = sorted(labels.tolist(), key=lambda lab: -float(vectors[lab // 2] @ query[0]))[:2]
+    assert top.tolist() == [expected] and scores[0, 0] >= scores[0, 1]
+    flat = new_faiss_index(8, "Flat")
+    flat.add_with_ids(vectors, np.arange(400, dtype=np.int64))
+    assert exact_within(flat, labels, query, 2) is None  # an id map cannot reconstruct by id: the selector's job
