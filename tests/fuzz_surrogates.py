@@ -1,9 +1,9 @@
 """Schemathesis hooks (SCHEMATHESIS_HOOKS=tests.fuzz_surrogates): lone surrogates put into generated JSON bodies.
 
 Schemathesis never generates them itself (they cannot be encoded as UTF-8), yet JSON carries them as `\\ud800`
-escapes and a server must answer them with a 4xx. Each body is kept as generated or gets a lone surrogate in some
-of its strings and keys; every body changed is counted in the file CE_FUZZ_SURROGATES names. Also the serializer of
-the one body that is not JSON (an import's lines)."""
+escapes and a server must answer them with a 4xx. Each body is kept as generated or (one in four) gets a lone
+surrogate in some of its strings and keys; every body changed is counted in the file CE_FUZZ_SURROGATES names.
+Also the serializer of the one body that is not JSON (an import's lines)."""
 
 from __future__ import annotations
 
@@ -51,8 +51,10 @@ def _has_surrogate(value) -> bool:
 
 @schemathesis.hook
 def flatmap_body(context, body):
-    """Half the bodies as generated, half with surrogates wherever a string is."""
-    return st.one_of(st.just(body), _poisoned(body)).map(_count)
+    """Three bodies in four as generated, one with surrogates wherever a string is: the refused ones stay a minority
+    of each operation's, so a "schema validation mismatch" still means the schema says less than the server checks
+    (at one in two, an operation with a collection in its path crossed the warning's threshold on them alone)."""
+    return st.integers(0, 3).flatmap(lambda pick: _poisoned(body) if pick == 0 else st.just(body)).map(_count)
 
 
 @schemathesis.serializer("application/x-ndjson")

@@ -57,19 +57,12 @@ class MetadataIn(Strict):
 
 
 class MetadataRequest(Strict):
-    documents: list[MetadataIn] = Field(min_length=1, max_length=MAX_ITEMS)
+    documents: list[MetadataIn] = Field(
+        min_length=1, max_length=MAX_ITEMS, description="An id given twice takes its last metadata, as adding does."
+    )
     merge: StrictBool = Field(
         False, description="Merge into the stored metadata (top-level keys) instead of replacing."
     )
-
-    @model_validator(mode="after")
-    def _once_each(self) -> MetadataRequest:
-        first: dict[str, int] = {}
-        for i, doc in enumerate(self.documents):
-            if doc.id in first:
-                raise ValueError(f"documents[{i}].id {doc.id!r} repeats documents[{first[doc.id]}].id")
-            first[doc.id] = i
-        return self
 
     def updates(self) -> dict[str, dict[str, Any]]:
         return {doc.id: doc.metadata for doc in self.documents}

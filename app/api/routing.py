@@ -36,7 +36,7 @@ def holds_a_list_over(body: bytes, limit: int) -> bool:
                 stack.append(0)
             elif event == "start_map":
                 stack.append(None)
-    except ijson.JSONError:  # malformed: FastAPI's own parse says so, as for any body
+    except (ijson.JSONError, UnicodeDecodeError):  # malformed, or not UTF-8: FastAPI's own parse says so
         return False
     return False
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StrictBool, StrictInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
 from app.api.openapi import served
 from app.api.schemas import FILTER_DESCRIPTION, MetadataFilter, Strict, Text
@@ -52,6 +52,10 @@ MAX_VECTOR = 4096
 
 
 class SearchRequest(Strict):
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"anyOf": [{"required": ["q"]}, {"required": ["vector"]}]}
+    )
+
     q: Text | None = Field(None, description="The query text; leave it out to search by `vector` alone.")
     vector: list[float] | None = Field(
         None,

@@ -37,6 +37,8 @@ def filtered_figures(built: StreamedBuild, asked: np.ndarray, *, seed: int = 0) 
     out = []
     for name, share in SHARES.items():
         rows = np.flatnonzero(draw < share)
+        if not len(rows):  # too few documents for this share to hold one
+            continue
         _, top = faiss.knn(asked, built.rows(rows), K, metric=faiss.METRIC_INNER_PRODUCT)
         truth = [{str(rows[j]) for j in row if j >= 0} for row in top]
         faiss.omp_set_num_threads(1)

@@ -120,17 +120,16 @@ def list_documents(
 
 
 def update_metadata(prefix: str, metadata: dict[str, dict[str, Any]], merge: bool = False) -> list[Call]:
-    items = [{"id": doc_id, "metadata": m} for doc_id, m in metadata.items()]
+    items = list(metadata.items())
     return [
         Call(
-            "POST", f"{prefix}/documents/metadata", {"documents": batch, "merge": merge}, read=lambda r: r.json()["ids"]
+            "POST",
+            f"{prefix}/documents/metadata",
+            {"documents": dict(batch), "merge": merge},
+            read=lambda r: r.json()["ids"],
         )
         for batch in _batches(items)
     ]
-
-
-def delete_document(prefix: str, doc_id: str) -> Call:
-    return Call("DELETE", f"{prefix}/documents/{quote(doc_id, safe='')}", read=lambda r: True, missing=False)
 
 
 def search(prefix: str, q: str | None, k: int = 10, **options: Any) -> Call:
