@@ -101,6 +101,9 @@ def test_many_ids_in_one_request_a_str_is_one_text_and_the_key_from_the_environm
         assert len(c.get_documents([f"d{i}" for i in range(40)] + ["nope"])) == 40 and len(sent) == 1
         assert c.delete_documents([f"d{i}" for i in range(30)]) == 30 and len(sent) == 2
         assert len(c.embed("abc")) == 1
+        assert c.update_metadata({"d35": {"k": 1}}, merge=True) == ["d35"] and c.get_document("d35").metadata == {
+            "k": 1
+        }
     monkeypatch.setenv("CE_API_KEY", API_KEY)
     with Client(server_url, collection=collection) as keyed:
         assert keyed.count_documents() == 10 and [d.id for d in keyed.list_documents(page=3)][:2] == ["d30", "d31"]

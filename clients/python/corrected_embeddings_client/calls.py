@@ -132,6 +132,10 @@ def update_metadata(prefix: str, metadata: dict[str, dict[str, Any]], merge: boo
     ]
 
 
+def delete_document(prefix: str, doc_id: str) -> Call:
+    return Call("DELETE", f"{prefix}/documents/{quote(doc_id, safe='')}", read=lambda r: True, missing=False)
+
+
 def search(prefix: str, q: str | None, k: int = 10, **options: Any) -> Call:
     """POST: a filter, feedback or mmr object needs no JSON in the URL, and a long query no URL limit; `vector`
     searches by a vector (with or without q)."""
