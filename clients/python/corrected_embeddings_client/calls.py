@@ -120,12 +120,12 @@ def list_documents(
 
 
 def update_metadata(prefix: str, metadata: dict[str, dict[str, Any]], merge: bool = False) -> list[Call]:
-    items = list(metadata.items())
+    items = [{"id": doc_id, "metadata": m} for doc_id, m in metadata.items()]
     return [
         Call(
             "POST",
             f"{prefix}/documents/metadata",
-            {"documents": dict(batch), "merge": merge},
+            {"documents": batch, "merge": merge},
             read=lambda r: r.json()["ids"],
         )
         for batch in _batches(items)
