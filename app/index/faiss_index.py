@@ -53,6 +53,7 @@ class VectorIndex:
         self._dead: set[int] = set()
         self._free: list[int] = []  # labels of removed documents, reused by the next upserts (in-place kinds)
         self._lock = ReadWriteLock()  # searches and snapshots read together; upserts and removes write alone
+        self._version, self._labels = 0, filtered.LabelCache()  # labels change with each write: filters' kept per one
         self._deletes_in_place = factories.deletes_in_place(self._index)
 
     @classmethod
@@ -155,6 +156,7 @@ class VectorIndex:
             for doc_id, label in zip(doc_ids, labels, strict=True):
                 self._doc_of[label] = doc_id
                 self._label_of[doc_id] = label
+            self._version += 1
 
     def remove(self, doc_ids: Sequence[str]) -> int:
         """Delete ids; returns how many were present."""
@@ -165,6 +167,7 @@ class VectorIndex:
         labels = [self._label_of.pop(d) for d in doc_ids if d in self._label_of]
         if not labels:
             return 0
+        self._version += 1
         for label in labels:
             self._doc_of[label] = None
         if self._deletes_in_place:  # its label is free again: churn does not grow the id map or snapshots
@@ -183,7 +186,7 @@ class VectorIndex:
     def _selector(self, allowed: Collection[str] | None):
         """(selector, how many vectors it lets through, what the selector needs kept alive)."""
         if allowed is not None:
-            labels = filtered.labels_of(self._label_of, allowed)
+            labels = self._labels.labels(self._label_of, allowed, self._version)
             return faiss.IDSelectorBatch(labels), len(labels), labels
         if self._dead:
             dead = faiss.IDSelectorBatch(np.fromiter(self._dead, dtype=np.int64))

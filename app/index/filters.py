@@ -52,6 +52,7 @@ class FieldIndex:
         self._of_path: dict[str, set[str]] = {}  # path -> its value terms
         self._sorted: dict[tuple[str, str], tuple[list, list[str]]] = {}  # (path, kind) -> values, their terms
         self._lock = threading.Lock()
+        self.version = 0  # one more at each write: a filter's ids read at one version are the same ids
 
     def upsert(self, doc_id: str, metadata: Mapping | None) -> None:
         terms = _terms(metadata)
@@ -64,6 +65,7 @@ class FieldIndex:
             self._remove(doc_id)
 
     def _add(self, doc_id: str, terms: list[str]) -> None:
+        self.version += 1
         self._terms_of[doc_id] = terms
         for term in terms:
             if term not in self._docs:
@@ -72,6 +74,7 @@ class FieldIndex:
             self._docs[term].add(doc_id)
 
     def _remove(self, doc_id: str) -> None:
+        self.version += 1
         for term in self._terms_of.pop(doc_id, ()):
             ids = self._docs[term]
             ids.discard(doc_id)

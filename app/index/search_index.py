@@ -3,7 +3,7 @@ metadata filters, with how far along the change log they are."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Set
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -86,8 +86,9 @@ class PassageKeys:
     """The passage keys of some documents, as the dense index asks for them: a membership test and a count that
     need no list of them all (a filter letting half a million documents through), the list when iterated."""
 
-    def __init__(self, doc_ids: Set[str], index: SearchIndex):
+    def __init__(self, doc_ids: Collection[str], index: SearchIndex):
         self.doc_ids, self.index = doc_ids, index
+        self.key = ("passages", key) if (key := getattr(doc_ids, "key", None)) is not None else None
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and passage_of(key)[0] in self.doc_ids

@@ -16,6 +16,7 @@ from app.correction.pipeline import project
 from app.index.dense_lists import DenseList, DenseSource, LocalDense
 from app.index.document_vectors import DocumentVectors
 from app.index.feedback import rocchio
+from app.index.filtered_search import Allowed
 from app.index.fusion import Candidates, Ranking, explanations, fuse
 from app.index.lexical_lists import LexicalList, LexicalSource, LocalLexical
 from app.index.live import ServedIndex
@@ -175,7 +176,8 @@ class SearchService(OnCollection):
         `explain` each hit's ranks and scores in both lists."""
         allowed = None
         if query.filter is not None and not self.filtered_by_shards:  # the shards match it themselves
-            allowed = index.fields.matching(query.filter, copy=False)  # read, never changed
+            version = index.fields.version  # read first: ids read after a write are never kept under an older one
+            allowed = Allowed(index.fields.matching(query.filter, copy=False), (query.filter, version))
         asked = query.asked() | ({"mode": "dense"} if query.text is None else {})
         ranking = ranking_for(self.settings, index, self.tuned_ranking(), **asked)
         wanted = query.wanted

@@ -52,3 +52,21 @@ def test_a_few_documents_are_scored_exactly_on_vectors_reconstructed_by_id():
     flat = new_faiss_index(8, "Flat")
     flat.add_with_ids(vectors, np.arange(400, dtype=np.int64))
     assert exact_within(flat, labels, query, 2) is None  # an id map cannot reconstruct by id: the selector's job
+
+
+def test_a_filters_labels_are_kept_per_state_and_a_write_makes_new_ones():
+    from app.index.filtered_search import Allowed, LabelCache
+
+    cache, label_of = LabelCache(), {"a": 1, "b": 2}
+    first = cache.labels(label_of, Allowed({"a", "b"}, key="f"), version=0)
+    assert sorted(first.tolist()) == [1, 2] and cache.labels(label_of, Allowed({"a"}, key="f"), version=0) is first
+    label_of["c"] = 3
+    assert sorted(cache.labels(label_of, Allowed({"a", "c"}, key="f"), version=1).tolist()) == [1, 3]
+    rng = np.random.default_rng(2)
+    vectors = rng.normal(size=(2000, 16)).astype(np.float32)
+    index = VectorIndex.build(16, [f"d{i}" for i in range(2000)], vectors, factory="IVF16,Flat", recall=0.95)
+    ids = {f"d{i}" for i in range(0, 2000, 50)}  # 2%: the selector's path, whose labels are kept
+    before = index.search(vectors[:1], 5, allowed=Allowed(ids, key="tier"))[0]
+    index.upsert(["d0"], -vectors[:1])  # d0 moves away from the query: its label changes
+    after = {d for d, _ in index.search(vectors[:1], 5, allowed=Allowed(ids, key="tier"))[0]}
+    assert before[0][0] == "d0" and "d0" not in after and after <= ids
