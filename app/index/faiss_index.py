@@ -186,8 +186,8 @@ class VectorIndex:
     def _selector(self, allowed: Collection[str] | None):
         """(selector, how many vectors it lets through, what the selector needs kept alive)."""
         if allowed is not None:
-            labels = self._labels.labels(self._label_of, allowed, self._version)
-            return faiss.IDSelectorBatch(labels), len(labels), labels
+            labels, selector = self._labels.selector(self._label_of, allowed, self._version)
+            return selector, len(labels), labels
         if self._dead:
             dead = faiss.IDSelectorBatch(np.fromiter(self._dead, dtype=np.int64))
             return faiss.IDSelectorNot(dead), len(self), dead

@@ -1,7 +1,7 @@
 """How a filtered dense search runs, chosen by the share of the index the filter lets through: a large share is
 searched unfiltered, deeper, and the hits outside it dropped (no selector of hundreds of thousands of ids built per
 query); a few documents are scored exactly, their vectors reconstructed by id (an IVF index's hash table); between
-the two, FAISS's id selector with the probe (or beam) widened by 2/sqrt(share), every list if that found too few."""
+the two, FAISS's id selector with the probe (or beam) widened by 1.5/sqrt(share), every list if that found too few."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def post_filter_depth(want: int, share: float, size: int) -> int:
 
 def widening(share: float) -> float:
     """How much wider a selector's probe or beam goes for a filter letting `share` of the index through."""
-    return 2.0 / math.sqrt(max(share, 1e-12))
+    return 1.5 / math.sqrt(max(share, 1e-12))
 
 
 def kept(rows: Sequence[Hits], allowed: Container[str], want: int) -> list[Hits] | None:
@@ -97,23 +97,25 @@ class Allowed:
 
 
 class LabelCache:
-    """The FAISS labels of recent filters' ids, for one state of the index's labels: a filter repeated (a tenant's,
-    a language's) is looked up once, not at every query."""
+    """The FAISS labels of recent filters' ids and the selector made of them, for one state of the index's labels: a
+    filter repeated (a tenant's, a language's) is looked up and hashed once, not at every query."""
 
     def __init__(self) -> None:
-        self._held: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._held: OrderedDict[Hashable, tuple[np.ndarray, faiss.IDSelector]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def labels(self, label_of: Mapping[str, int], allowed: Collection[str], version: int) -> np.ndarray:
+    def selector(
+        self, label_of: Mapping[str, int], allowed: Collection[str], version: int
+    ) -> tuple[np.ndarray, faiss.IDSelector]:
         key = getattr(allowed, "key", None)
-        if key is None:
-            return labels_of(label_of, allowed)
         with self._lock:
-            found = self._held.get((key, version))
+            found = self._held.get((key, version)) if key is not None else None
         if found is None:
-            found = labels_of(label_of, allowed)
-            with self._lock:
-                self._held[(key, version)] = found
-                while len(self._held) > CACHED_FILTERS:
-                    self._held.popitem(last=False)
+            labels = labels_of(label_of, allowed)
+            found = (labels, faiss.IDSelectorBatch(labels))
+            if key is not None:
+                with self._lock:
+                    self._held[(key, version)] = found
+                    while len(self._held) > CACHED_FILTERS:
+                        self._held.popitem(last=False)
         return found

@@ -11,7 +11,7 @@ from app.index.filtered_search import exact_within, kept, labels_of, post_filter
 
 def test_depth_widening_and_what_is_kept_by_hand():
     assert post_filter_depth(10, 0.5, 10_000) == 46 and post_filter_depth(10, 0.5, 30) == 30
-    assert widening(0.01) == pytest.approx(20.0) and widening(1.0) == 2.0
+    assert widening(0.01) == pytest.approx(15.0) and widening(1.0) == 1.5
     rows = [[("a", 0.9), ("b", 0.8), ("c", 0.7)], [("b", 0.5), ("c", 0.4)]]
     assert kept(rows, {"a", "c"}, 1) == [[("a", 0.9)], [("c", 0.4)]] and kept(rows, {"a"}, 1) is None
     asked = []
@@ -58,10 +58,12 @@ def test_a_filters_labels_are_kept_per_state_and_a_write_makes_new_ones():
     from app.index.filtered_search import Allowed, LabelCache
 
     cache, label_of = LabelCache(), {"a": 1, "b": 2}
-    first = cache.labels(label_of, Allowed({"a", "b"}, key="f"), version=0)
-    assert sorted(first.tolist()) == [1, 2] and cache.labels(label_of, Allowed({"a"}, key="f"), version=0) is first
+    first = cache.selector(label_of, Allowed({"a", "b"}, key="f"), version=0)
+    assert sorted(first[0].tolist()) == [1, 2] and first[1].is_member(2) and not first[1].is_member(3)
+    assert cache.selector(label_of, Allowed({"a"}, key="f"), version=0) is first  # the same filter, the same state
     label_of["c"] = 3
-    assert sorted(cache.labels(label_of, Allowed({"a", "c"}, key="f"), version=1).tolist()) == [1, 3]
+    assert sorted(cache.selector(label_of, Allowed({"a", "c"}, key="f"), version=1)[0].tolist()) == [1, 3]
+    assert cache.selector(label_of, {"a"}, version=1)[0].tolist() == [1]  # no key: looked up, not kept
     rng = np.random.default_rng(2)
     vectors = rng.normal(size=(2000, 16)).astype(np.float32)
     index = VectorIndex.build(16, [f"d{i}" for i in range(2000)], vectors, factory="IVF16,Flat", recall=0.95)
