@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StrictBool, StrictStr, model_validator
 
-from app.api.schemas import FILTER_DESCRIPTION, MAX_ITEMS, DocumentOut, Metadata, MetadataFilter, Strict
+from app.api.filter_schemas import FILTER_DESCRIPTION, MetadataFilter
+from app.api.schemas import MAX_ITEMS, DocumentOut, Metadata, Strict
 
 DocumentId = Annotated[StrictStr, Field(min_length=1, max_length=256)]
 Ids = Annotated[list[DocumentId], Field(min_length=1, max_length=MAX_ITEMS)]

@@ -6,8 +6,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
+from app.api.filter_schemas import FILTER_DESCRIPTION, MetadataFilter
 from app.api.openapi import served
-from app.api.schemas import FILTER_DESCRIPTION, MetadataFilter, Strict, Text
+from app.api.schemas import Strict, Text
 from app.core.names import Fusion, SearchMode
 from app.index.fusion import MAX_CANDIDATES, MAX_FEEDBACK_DOCS, MAX_FEEDBACK_WEIGHT, MAX_RRF_K
 from app.services.search_query import Diversity, SearchQuery, VectorSpace

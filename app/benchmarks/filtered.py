@@ -51,7 +51,7 @@ def filtered_figures(built: StreamedBuild, asked: np.ndarray, *, seed: int = 0) 
             for query, expected in zip(asked, truth, strict=True):
                 start = time.perf_counter()
                 version = fields.version  # as the search service reads a filter: its ids, keyed for their labels
-                allowed = Allowed(fields.matching(tree, copy=False), (tree, version))
+                allowed = Allowed(fields.matching(tree, copy=False), (repr(tree), version))
                 middle = time.perf_counter()
                 (found,) = built.index.search(query[None, :], K, allowed=allowed, exact=exact)
                 searched.append(time.perf_counter() - middle)

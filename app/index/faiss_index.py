@@ -9,8 +9,8 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
-from app.index import factories
-from app.index import filtered_search as filtered
+import app.index.factories as factories
+import app.index.filtered_search as filtered
 from app.index.calibration import RERANK, Rows, SearchDepth, calibrate, calibration_sample, search_parameters
 from app.index.factories import lossy, new_faiss_index, rebuild_reason, servable_factory
 from app.index.rerank import ExactVectors, rescored

@@ -177,7 +177,8 @@ class SearchService(OnCollection):
         allowed = None
         if query.filter is not None and not self.filtered_by_shards:  # the shards match it themselves
             version = index.fields.version  # read first: ids read after a write are never kept under an older one
-            allowed = Allowed(index.fields.matching(query.filter, copy=False), (query.filter, version))
+            key = (repr(query.filter), version)  # repr: False and 0 are equal, and hash alike, as Python values
+            allowed = Allowed(index.fields.matching(query.filter, copy=False), key)
         asked = query.asked() | ({"mode": "dense"} if query.text is None else {})
         ranking = ranking_for(self.settings, index, self.tuned_ranking(), **asked)
         wanted = query.wanted

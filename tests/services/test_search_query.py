@@ -21,3 +21,9 @@ def test_the_ranking_fields_travel_together_and_mmr_widens_the_depth():
     assert set(query.asked()) == set(RANKING_FIELDS) and query.asked()["lexical_weight"] == 0.3
     assert query.wanted == 15 and SearchQuery("x", k=5, diversity=Diversity(0.5, 40)).wanted == 40
     assert "vector" not in query.describe() and query.describe()["mode"] == "hybrid"
+
+
+def test_filters_equal_as_python_values_are_told_apart_by_their_repr():
+    """False == 0 in Python, so two filters of them were equal (and hashed alike) as keys of a filter's labels."""
+    boolean, number = SearchQuery("x", filter={"b": False}).filter, SearchQuery("x", filter={"b": 0}).filter
+    assert boolean == number and repr(boolean) != repr(number)

@@ -220,3 +220,13 @@ def test_search_by_vector_finds_what_the_text_finds_and_returns_vectors_when_ask
 def test_a_bad_vector_filter_or_mmr_is_a_422_in_one_line(client, body, says):
     message = error_of(client.post("/search", json=body), 422)["message"]
     assert says in message and "\n" not in message
+
+
+def test_a_boolean_filter_and_a_number_filter_are_two_filters(client):
+    """False == 0 in Python: their filters once shared one cached list of labels, the first one asked winning."""
+    docs = [{"id": f"f{i}", "text": f"note {i}", "metadata": {"b": False}} for i in range(3)]
+    docs += [{"id": f"z{i}", "text": f"note {i}", "metadata": {"b": 0}} for i in range(3)]
+    assert client.post("/documents", json={"documents": docs}).status_code == 201
+    for where, prefix in (({"b": 0}, "z"), ({"b": False}, "f"), ({"b": 0}, "z")):
+        found = ids(client, "default", {"q": "note", "mode": "dense", "k": 6, "filter": where})
+        assert sorted(found) == [f"{prefix}{i}" for i in range(3)], where
