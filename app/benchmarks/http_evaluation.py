@@ -9,24 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from app.benchmarks.tuning import call
+from app.benchmarks.tuning import call, post_documents
 from app.offline.retrieval import DEPTH, METRICS, JudgedCorpus, Judgments
 
 BATCH = 64  # documents per POST /documents
-
-
-def post_documents(url: str, collection: JudgedCorpus, clients: int, batch: int = BATCH) -> int:
-    """Every non-blank document posted in batches by `clients` threads at once; how many were left out blank."""
-    docs = [{"id": d, "text": t} for d, t in zip(collection.doc_ids, collection.doc_texts, strict=True) if t.strip()]
-
-    def post(start: int) -> None:
-        status, answer = call(url, "/documents", {"documents": docs[start : start + batch]})
-        if status != 201:
-            raise RuntimeError(f"POST /documents: {status} {answer}")
-
-    with ThreadPoolExecutor(clients) as pool:
-        list(pool.map(post, range(0, len(docs), batch)))
-    return len(collection.doc_ids) - len(docs)
 
 
 def ranked_columns(

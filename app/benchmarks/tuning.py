@@ -1,4 +1,4 @@
-"""`bench-tune`: a judged collection tuned over HTTP as a user would, on a fresh service: its documents and
+"""`bench-tune`: a judged collection tuned over HTTP as a user would, on a fresh service: its documents (posted as
 judgments posted, POST /collections/default/tune, and the record the service publishes (held-out figures)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 from app.offline.retrieval import JudgedCorpus
 
@@ -26,14 +27,23 @@ def call(url: str, path: str, body: dict | None = None, method: str | None = Non
         return exc.code, exc.read().decode()
 
 
-def tune_over_http(url: str, collection: JudgedCorpus, *, poll: float = 2.0) -> dict:
-    """Post the documents and every judgment, start a tune, wait for it; its status as GET shows it."""
+def post_documents(url: str, collection: JudgedCorpus, clients: int, batch: int) -> int:
+    """Every non-blank document posted in batches by `clients` threads at once; how many were left out blank."""
     docs = [{"id": d, "text": t} for d, t in zip(collection.doc_ids, collection.doc_texts, strict=True) if t.strip()]
-    blank = len(collection.doc_ids) - len(docs)  # the API refuses an empty text (Cranfield has one)
-    for start in range(0, len(docs), BATCH):
-        status, answer = call(url, "/documents", {"documents": docs[start : start + BATCH]})
+
+    def post(start: int) -> None:
+        status, answer = call(url, "/documents", {"documents": docs[start : start + batch]})
         if status != 201:
             raise RuntimeError(f"POST /documents: {status} {answer}")
+
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(post, range(0, len(docs), batch)))
+    return len(collection.doc_ids) - len(docs)
+
+
+def tune_over_http(url: str, collection: JudgedCorpus, *, poll: float = 2.0) -> dict:
+    """Post the documents and every judgment, start a tune, wait for it; its status as GET shows it."""
+    blank = post_documents(url, collection, clients=1, batch=BATCH)  # the API refuses an empty text (Cranfield has one)
     judged = [
         {"query": text, "id": d, "grade": g}
         for q, text in zip(collection.query_ids, collection.query_texts, strict=True)

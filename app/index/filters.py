@@ -14,15 +14,12 @@ from app.index.metadata_filter import (
     AnyOf,
     Condition,
     Filter,
-    FilterError,
     Not,
-    Scalar,
     flatten,
     kind,
     parse,
 )
 
-__all__ = ["FieldIndex", "FilterError", "Scalar"]
 NONE: frozenset[str] = frozenset()
 
 
