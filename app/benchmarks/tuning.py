@@ -1,5 +1,6 @@
 """`bench-tune`: a judged collection tuned over HTTP as a user would, on a fresh service: its documents (as eval-http
-posts them) and judgments posted, POST /collections/default/tune, and the record the service publishes (held-out figures)."""
+posts them) and judgments posted, POST /collections/default/tune, and the record the service publishes (held-out
+figures)."""
 
 from __future__ import annotations
 
