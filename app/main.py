@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
+from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
@@ -54,7 +55,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
                 s.close()
             tracing.flush()
 
-    default_paths = [route.path for router in COLLECTION_ROUTERS for route in router.routes]
+    routes = [route for router in COLLECTION_ROUTERS for route in router.routes]
+    default_paths = [route.path for route in routes if isinstance(route, APIRoute)]
     app = FastAPI(
         dependencies=[Depends(authorizer(default_paths))],
         title="Corrected embeddings",

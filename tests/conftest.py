@@ -184,7 +184,7 @@ def stop_server(proc: subprocess.Popen) -> None:
 
 def server_env(tmp_path, port: int, **extra) -> dict:
     """The environment `make run` gives: no CE_ variables but the data folder and port (embedded Redis)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CE_") and k != "REDIS_URL"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CE_") and k not in ("REDIS_URL", "RAY_ADDRESS")}
     return {**env, "CE_DATA_DIR": str(tmp_path / "data"), "CE_PORT": str(port), **extra}
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.config import MODELS_DIR, STS_DIR, Settings
+from app.core.config import MODELS_DIR, STS_DIR, TUNE_PAIRS, Settings
 from tests.conftest import ROOT
 
 APP = ROOT / "app"
@@ -54,8 +54,8 @@ def test_bundled_corrections_and_sts_b_are_found_through_the_package():
         "first_last_avg.npz",
         "mean.npz",
     ]
-    assert settings.tune_pairs == [STS_DIR / "sts-train.csv", STS_DIR / "sts-dev.csv"]
-    assert all(p.is_file() for p in settings.tune_pairs)
+    assert TUNE_PAIRS == (STS_DIR / "sts-train.csv", STS_DIR / "sts-dev.csv")
+    assert all(p.is_file() for p in TUNE_PAIRS)
     assert not settings.data_dir.is_absolute()  # under the working folder, never inside the installed package
 
 

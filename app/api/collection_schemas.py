@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
 
 from app.api.deps import NAME_PATTERN
 from app.api.openapi import exclusive_forms, served
 from app.api.schemas import Strict
-from app.core.names import Fusion, LexicalLanguage, Method, SearchMode
+from app.core.names import Method
+from app.core.search_settings import SearchSettings
 from app.index.factory_grammar import FORMS
 from app.index.factory_grammar import PATTERN as FACTORY_PATTERN
 
@@ -21,7 +22,9 @@ def published_pattern(pattern: str, description: str, **limits: Any) -> Any:
     return Field(None, json_schema_extra={"pattern": pattern}, description=description, **limits)
 
 
-class CollectionIn(Strict):
+class CollectionIn(Strict, SearchSettings):
+    """A new collection: its backbone, correction and index, and its search settings (unset: CE_SEARCH's)."""
+
     name: StrictStr = Field(  # published; the service checks it (422) as it checks every other setting
         description="Unique; `default` is the service's own.", json_schema_extra={"pattern": NAME_PATTERN}
     )
@@ -59,20 +62,11 @@ class CollectionIn(Strict):
         "most CE_MAX_COLLECTION_SHARDS.",
         json_schema_extra=served(maximum="max_collection_shards"),
     )
-    search_mode: SearchMode | None = Field(None, description="How /search ranks by default; default CE_SEARCH_MODE.")
-    fusion: Fusion | None = Field(None, description="Hybrid fusion; default CE_FUSION.")
-    lexical_weight: float | None = Field(None, ge=0, le=1, description="Hybrid: the lexical list's weight.")
-    feedback_docs: StrictInt | None = Field(None, ge=0, le=20, description="Feedback: first results; 0 = off.")
-    feedback_weight: float | None = Field(None, gt=0, le=10, description="Feedback: how far toward them.")
-    lexical_language: LexicalLanguage | None = Field(None, description="Lexical stemmer and stop words.")
-    lexical_stopwords: StrictBool | None = Field(None, description="Drop the language's stop words.")
-    index_probe: StrictInt | None = Field(None, ge=1, le=65_536, description="nprobe / efSearch; default calibrated.")
-    index_rerank: StrictInt | None = Field(
-        None, ge=1, le=10_000, description="Candidates a compressed index re-scores exactly; default calibrated."
-    )
 
 
-class CollectionOut(BaseModel):
+class CollectionOut(SearchSettings):
+    model_config = ConfigDict(extra="ignore")  # a description: what the service adds is not refused
+
     name: str
     backbone: str
     pooling: str
@@ -90,15 +84,6 @@ class CollectionOut(BaseModel):
     opening: dict[str, Any] | None = Field(None, description="While it opens in this process: its step and seconds.")
     open: bool = Field(description="Open in this process; one that is not is listed without loading its backbone.")
     shards: int = Field(0, description="The parts it is kept in, each searched by a shard on Ray; 0: whole, here.")
-    search_mode: SearchMode | None = Field(None, description="Its default ranking, if set at creation.")
-    fusion: Fusion | None = None
-    lexical_weight: float | None = None
-    feedback_docs: int | None = None
-    feedback_weight: float | None = None
-    lexical_language: str | None = None
-    lexical_stopwords: bool | None = None
-    index_probe: int | None = None
-    index_rerank: int | None = None
     documents: int
     dim: int | None = None
     search_space: dict[str, Any] | None = None

@@ -9,9 +9,34 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.core import errors
 from app.core.errors import ServiceError
 
 log = logging.getLogger(__name__)
+STATUS: dict[type[ServiceError], int] = {  # the one place a domain error becomes an HTTP status
+    errors.InvalidInput: 422,
+    errors.BadRequest: 400,
+    errors.TooLarge: 413,
+    errors.Forbidden: 403,
+    errors.NotFound: 404,
+    errors.Conflict: 409,
+    errors.NotReady: 503,
+    errors.RequestTimeout: 504,
+    errors.Overloaded: 429,
+    errors.StoreUnavailable: 503,
+    errors.ArtifactError: 500,
+    ServiceError: 500,
+}
+
+
+def status_of(exc: ServiceError) -> int:
+    """The HTTP status of a domain error: its own class's, else its nearest base's."""
+    return next(STATUS[kind] for kind in type(exc).__mro__ if kind in STATUS)
+
+
+def headers_of(exc: ServiceError) -> dict[str, str] | None:
+    """Retry-After on an error a retry will likely mend."""
+    return {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
 
 
 def error_body(type_: str, message: str, **extra) -> dict:
@@ -24,7 +49,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ServiceError)
     async def _service_error(_: Request, exc: ServiceError) -> JSONResponse:
-        return JSONResponse(error_body(exc.type, exc.message), status_code=exc.status, headers=exc.headers)
+        return JSONResponse(error_body(exc.type, exc.message), status_code=status_of(exc), headers=headers_of(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

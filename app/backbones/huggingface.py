@@ -155,6 +155,6 @@ def configure_torch_threads(n: int) -> None:
 
 @register("huggingface")
 def _from_settings(settings) -> HuggingFaceBackbone:
-    configure_torch_threads(settings.torch_threads)
+    configure_torch_threads(int(os.environ.get("OMP_NUM_THREADS") or 0))
     path, options = local_model(settings)
-    return HuggingFaceBackbone(path, packed=settings.packed, **options)
+    return HuggingFaceBackbone(path, **options)

@@ -38,9 +38,8 @@ def local_model(settings) -> tuple[Path, dict]:
     """The model folder the settings name (default: all-MiniLM-L6-v2's package), and what every backbone of
     it takes from them: the name it is served as, the pooling and the batching limits."""
     path = default_model_path() if settings.model_path is None else Path(settings.model_path)
-    default_name = "all-MiniLM-L6-v2" if settings.model_path is None else path.name
     return path, {
-        "name": settings.model_name or default_name,
+        "name": "all-MiniLM-L6-v2" if settings.model_path is None else path.name,
         "pooling": settings.pooling,
         "max_length": settings.max_length,
         "batch_size": settings.batch_size,

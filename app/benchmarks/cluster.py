@@ -82,7 +82,7 @@ def run(settings, sts_dir: Path, *, n: int, queries: int, nodes: int, clients: i
             ray_nodes.add_node(num_cpus=2)
         base = {k: v for k, v in os.environ.items() if not k.startswith("CE_") and k != "REDIS_URL"}
         base |= {"CE_BACKBONE": settings.backbone, "CE_FOLLOW_INTERVAL": "0.5", "CE_SHARD_TIMEOUT": "30"}
-        clustered = {"CE_REDIS_URL": redis_cluster.url, "CE_RAY_ADDRESS": ray_nodes.address, "CE_SHARD_CPUS": "1"}
+        clustered = {"CE_REDIS_URL": redis_cluster.url, "RAY_ADDRESS": ray_nodes.address}
         urls = {}
         for name, extra, parts in (("single", {}, 0), ("cluster", clustered, shards)):
             port = free_port()

@@ -28,7 +28,7 @@ from app.store.redis_store import RedisStore
 COLLECTION = "bench-shards"
 PUT_BATCH = 5_000
 # Exact shards, a logical CPU each (so a node holds at most its CPUs' worth); snapshots soon after opening.
-SHARD_SETTINGS = {"index_factory": "Flat", "snapshot_interval": 5.0, "shard_cpus": 1.0}
+SHARD_SETTINGS = {"index_factory": "Flat", "snapshot_interval": 5.0}
 RETURN_TIMEOUT = 600.0  # seconds a killed shard has to come back before the run says it did not
 
 
@@ -116,7 +116,7 @@ def run(settings, sts_dir: Path, *, n: int, shards: int, nodes: int, queries: in
                 cluster.add_node(num_cpus=cpus)
             ray.init(address=cluster.address, log_to_driver=False)
             config = ShardConfig.of(
-                settings.model_copy(update=SHARD_SETTINGS | {"data_dir": Path(folder)}),
+                settings.model_copy(update=SHARD_SETTINGS | {"data_dir": Path(folder), "ray_address": cluster.address}),
                 COLLECTION,
                 dim,
                 "synthetic",

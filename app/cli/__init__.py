@@ -18,7 +18,9 @@ from app.cli.reports import compare, report, spaces
 from app.cli.search_eval import eval_search
 from app.cli.serve import index_documents, serve
 from app.cli.service_benchmarks import bench_fairness, bench_tune, eval_http
+from app.cli.settings_docs import settings
 from app.cli.store import copy_store
+from app.core.settings_table import help_text
 
 cli = typer.Typer(
     help="Corrected sentence embeddings: fit a correction offline, evaluate it, index documents, serve.",
@@ -27,8 +29,9 @@ cli = typer.Typer(
     pretty_exceptions_enable=False,
 )
 # In the order `--help` lists them: serving first, then the offline work, then the measurements.
+cli.command("serve", epilog=help_text())(serve)
 for name, command in (
-    ("serve", serve),
+    ("settings", settings),
     ("fit", fit),
     ("index", index_documents),
     ("verify", verify),

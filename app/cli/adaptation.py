@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 import typer
 
 from app.cli.options import EXIT_BAD_INPUT, CorpusOpt, PoolingOpt, TuneOpt, fail, guarded, settings_for
+from app.core.config import TUNE_PAIRS
 
 
 @guarded
@@ -89,7 +90,7 @@ def adapt_backbone(
     path, _ = local_model(settings)
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModel.from_pretrained(path, local_files_only=True)
-    files = tune_pairs or settings.tune_pairs
+    files = tune_pairs or list(TUNE_PAIRS)
     sentences = read_corpus(corpus)
     pairs, dropped = held_out_pairs([read_pairs(f) for f in files], set() if keep_seen_pairs else set(sentences))
     typer.echo(

@@ -69,7 +69,7 @@ def _check_snapshot(collection: str, repair: bool) -> dict:
     try:
         served = services.collections.get(collection).services.served
         builder = copy.copy(served.builder)  # a writer's reads no texts into a lexical index; this one must
-        builder.analyzer = Analyzer(settings.lexical_language, settings.lexical_stopwords)
+        builder.analyzer = Analyzer.of(settings.search)
         builder.work_dir = settings.data_dir / "lexical"
         snapshots = SnapshotFile(services.store, served.collection_key, settings.data_dir / "index")
         correction = served.current.correction

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from app.core.config import Settings
+from app.core.config import TUNE_PAIRS, Settings
 from app.core.names import ALSO_METHODS, Method
 from app.offline.encoding import RememberingBackbone
 
@@ -26,7 +26,7 @@ def tuning_pairs(backbone, method: str, files: list[Path] | None, no_tune: bool,
     from app.offline.datasets import read_pairs
     from app.offline.encoding import encode_pairs
 
-    files = files or settings.tune_pairs
+    files = files or list(TUNE_PAIRS)
     if evaluated is not None and any(Path(f).resolve() == Path(evaluated).resolve() for f in files):
         typer.secho("warning: tuning on the evaluated pairs overstates the score", fg=typer.colors.YELLOW, err=True)
     return TuningPairs.concat([encode_pairs(backbone, read_pairs(f), name=Path(f).name) for f in files])

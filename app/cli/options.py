@@ -13,6 +13,7 @@ import typer
 
 from app.core.config import STS_DIR, Settings, get_settings
 from app.core.names import ALSO_METHODS, Method, Pooling
+from app.index.fusion import DEFAULT_FUSION, DEFAULT_WEIGHT
 
 EXIT_BAD_INPUT = 2
 EXIT_BAD_ARTIFACT = 3
@@ -33,14 +34,14 @@ EpsOpt = Annotated[float, typer.Option(help="whitening: shrink eigenvalues towar
 DropOpt = Annotated[int | None, typer.Option(help="abtt/whitening: top principal directions removed; default 1 / 0.")]
 TuneOpt = Annotated[
     list[Path] | None,
-    typer.Option(help="auto: labelled pairs to choose on (repeatable); default CE_TUNE_PAIRS, STS-B train+dev."),
+    typer.Option(help="auto: labelled pairs to choose on (repeatable); default STS-B train + dev."),
 ]
 TuneQrelsOpt = Annotated[
     list[Path] | None,
     typer.Option(
         help="Relevance judgments to choose the search space and the ranking (dense, lexical, fused) on: a "
         "BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/test.tsv), repeatable; default: the documented rules "
-        "(raw vectors unless they lie in a cone; hybrid, convex, lexical weight 0.4)."
+        f"(raw vectors unless they lie in a cone; hybrid, {DEFAULT_FUSION} fusion, lexical weight {DEFAULT_WEIGHT})."
     ),
 ]
 NoTuneOpt = Annotated[bool, typer.Option(help="auto: skip tuning, use the documented default correction.")]
@@ -76,6 +77,7 @@ def fail(message: str, code: int) -> typer.Exit:
 
 def guarded(fn: Callable) -> Callable:
     """Map input and artifact errors to a one-line message and an exit code scripts can test."""
+    from app.api.errors import status_of
     from app.core.errors import ArtifactError, ServiceError, StoreUnavailable
     from app.offline.datasets import DataFileError
 
@@ -88,7 +90,7 @@ def guarded(fn: Callable) -> Callable:
         except (ArtifactError, StoreUnavailable) as exc:
             raise fail(exc.message, EXIT_BAD_ARTIFACT) from None
         except ServiceError as exc:  # what HTTP answers with a 4xx: a taken name, an unknown collection
-            if exc.status >= 500:
+            if status_of(exc) >= 500:
                 raise
             raise fail(exc.message, EXIT_BAD_INPUT) from None
 

@@ -25,7 +25,7 @@ from app.cli.options import (
     poolings,
     settings_for,
 )
-from app.core.config import get_settings
+from app.core.config import TUNE_PAIRS, get_settings
 from app.core.names import Method
 
 PICTURE_PAIRS = 400  # test pairs drawn in the pictures of the spaces (800 sentences)
@@ -94,7 +94,7 @@ def report(
             out / f"spaces-{name}.png", spaces, gold_buckets(test.scores[:n]), GOLD_NAMES, title, ordered=True
         )
         typer.echo(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.scores.items()), err=True)
-    tune_names = "+".join(Path(f).name for f in (tune_pairs or get_settings().tune_pairs))
+    tune_names = "+".join(Path(f).name for f in (tune_pairs or TUNE_PAIRS))
     sources = {"fit": fit_corpus.name, "tune": tune_names, "test": test_pairs.name}
     path = write_markdown(
         out / "report.md", results, backbone=results[0].auto.backbone.name, sources=sources, plots=plots

@@ -11,6 +11,7 @@ import typer
 
 import app.cli.options as opts  # `options` names a parameter of the command
 from app.cli.offline import judged_sets, offline_backbone, tuning_pairs
+from app.core.config import TUNE_PAIRS
 
 
 @opts.guarded
@@ -61,12 +62,13 @@ def eval_search(
     settings = opts.settings_for(pooling)
     if mode is not None:
         asked = {"feedback_docs": feedback_docs, "feedback_weight": feedback_weight}
-        settings = settings.model_copy(update={k: v for k, v in asked.items() if v is not None})
+        search = settings.search.model_copy(update={k: v for k, v in asked.items() if v is not None})
+        settings = settings.model_copy(update={"search": search})
         return _eval_served(settings, data, mode, correction, as_json)
     backbone = offline_backbone(settings)
     (judged,) = judged_sets(backbone, [data], settings)
     if correction == "fit":
-        corpus = fit_corpus or settings.tune_pairs[0]
+        corpus = fit_corpus or TUNE_PAIRS[0]
         tuning = tuning_pairs(backbone, options.method, options.tune_pairs, options.no_tune, settings)
         artifact = fit_artifact(
             backbone,

@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1
-_requests: queue.SimpleQueue[tuple[list[str], dict[str, Any], Future]] = queue.SimpleQueue()
+_requests: queue.SimpleQueue[tuple[list[str], dict[str, Any], Future[subprocess.Popen[Any]]]] = queue.SimpleQueue()
 _spawner: threading.Thread | None = None
 _lock = threading.Lock()
 
@@ -31,7 +31,8 @@ _prctl = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True).prctl if sys
 def _die_with_parent(parent: int) -> None:
     """Run in the child before it executes: SIGTERM when the spawning thread's process ends (or has already); libc
     is loaded beforehand, in the parent, since a forked child of a threaded process must not load libraries."""
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if _prctl is not None:  # tied_popen only asks for this on Linux, where it is loaded
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != parent:  # the parent died between fork and prctl: nobody would signal us
         os._exit(1)
 
@@ -45,7 +46,7 @@ def _spawn_forever() -> None:
             result.set_exception(exc)
 
 
-def tied_popen(args: list[str], **options: Any) -> subprocess.Popen:
+def tied_popen(args: list[str], **options: Any) -> subprocess.Popen[Any]:
     """subprocess.Popen(args, **options), the child tied to this process's life (elsewhere than Linux: plain)."""
     if not sys.platform.startswith("linux"):
         return subprocess.Popen(args, **options)  # noqa: S603
@@ -55,6 +56,6 @@ def tied_popen(args: list[str], **options: Any) -> subprocess.Popen:
             _spawner = threading.Thread(target=_spawn_forever, name="child-spawner", daemon=True)
             _spawner.start()
     parent = os.getpid()
-    result: Future[subprocess.Popen] = Future()
+    result: Future[subprocess.Popen[Any]] = Future()
     _requests.put((args, {**options, "preexec_fn": lambda: _die_with_parent(parent)}, result))
     return result.result()

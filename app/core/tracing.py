@@ -7,17 +7,24 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
+from opentelemetry.util.types import AttributeValue
+
+if TYPE_CHECKING:  # the SDK and FastAPI are only needed once tracing is on
+    from fastapi import FastAPI
+    from opentelemetry.sdk.trace import SpanProcessor
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 SERVICE = "corrected-embeddings"
 _tracer: trace.Tracer = trace.NoOpTracer()
 _provider = None  # the SDK's TracerProvider while tracing is on
 
 
-def span(name: str, **attributes: object) -> AbstractContextManager[trace.Span]:
+def span(name: str, **attributes: AttributeValue) -> AbstractContextManager[trace.Span]:
     """A child of whatever span is current (the request's, on its thread or task)."""
     return _tracer.start_as_current_span(name, attributes=attributes)
 
@@ -27,7 +34,7 @@ def current_context() -> Context:
     return otel_context.get_current()
 
 
-def round_span(contexts: Sequence[Context], **attributes: object) -> AbstractContextManager[trace.Span]:
+def round_span(contexts: Sequence[Context], **attributes: AttributeValue) -> AbstractContextManager[trace.Span]:
     """An encoder round: under the first request it serves, linked to every other one it serves."""
     links = [trace.Link(trace.get_current_span(c).get_span_context()) for c in contexts[1:]]
     return _tracer.start_as_current_span(
@@ -45,7 +52,7 @@ def tag_request(request_id: str) -> None:
     trace.get_current_span().set_attribute("http.request_id", request_id)
 
 
-def install(app, exporter=None) -> Callable[[], None] | None:
+def install(app: FastAPI, exporter: SpanExporter | None = None) -> Callable[[], None] | None:
     """Trace `app` to the OTLP endpoint the environment names (or to `exporter`, a test's); returns what undoes
     it, or None when tracing stays off."""
     global _tracer, _provider
@@ -57,6 +64,7 @@ def install(app, exporter=None) -> Callable[[], None] | None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
+    processor: SpanProcessor
     if exporter is None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 

@@ -12,6 +12,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from opentelemetry.context import Context
@@ -35,7 +36,7 @@ class _Job:
     texts: list[str]
     token_weights: np.ndarray | None = None  # a correction's pooling weights (SIF); a round shares one
     deadline: float = float("inf")  # monotonic seconds: past it, its caller has its 504 and nothing more is encoded
-    future: Future = field(default_factory=Future)  # pending until answered, so its caller can cancel it any time
+    future: Future[np.ndarray] = field(default_factory=Future)  # pending until answered; its caller may cancel it
     done: int = 0  # texts encoded so far, in order
     parts: list[np.ndarray] = field(default_factory=list)
     context: Context = field(default_factory=current_context)  # the request's trace, which its rounds are filed under
@@ -95,7 +96,7 @@ class BatchingEngine:
         # model in one thread and running it in another left two OpenMP pools fighting over two cores
         # (a single short text took 1.5-2x as long).
         factory = (lambda: backbone) if isinstance(backbone, Backbone) else backbone
-        self.backbone: Backbone | None = None
+        self.backbone: Backbone  # set by the worker, which builds it; __init__ returns once it has
         self._loaded = threading.Event()
         self._load_error: BaseException | None = None
         self._worker = threading.Thread(target=self._run, args=(factory,), name="encoder", daemon=True)
@@ -105,7 +106,7 @@ class BatchingEngine:
         if self._load_error is not None:
             raise self._load_error
 
-    def submit(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> Future:
+    def submit(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> Future[np.ndarray]:
         """Queue texts; the future resolves to their float32 vectors, in order (pooled with `token_weights`).
         Cancelling it (its caller gave up) stops its encoding at the next round."""
         timeout = self.timeout()
@@ -165,7 +166,7 @@ class BatchingEngine:
         """Whether the worker is running and taking work: what /ready reports."""
         return self._worker.is_alive() and self._stopped is None and not self._closing
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """Counters for /info and benchmarks: how full the rounds are and how busy the encoder is."""
         return {
             "queued_texts": self._queued_texts,

@@ -6,7 +6,9 @@ import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
+from app.backbones.base import Backbone
 from app.backbones.catalog import build_backbone
 from app.core.config import Settings
 from app.engine.encoder import BatchingEngine
@@ -14,7 +16,7 @@ from app.engine.encoder import BatchingEngine
 Key = tuple[str, str, str | None]  # backbone, pooling, model folder (None: CE_MODEL_PATH, the service's own)
 
 
-def engine_for(settings: Settings, backbone=None) -> BatchingEngine:
+def engine_for(settings: Settings, backbone: Backbone | None = None) -> BatchingEngine:
     """An encoder for the settings' backbone and pooling (or for a backbone already built)."""
     return BatchingEngine(
         backbone or (lambda: build_backbone(settings)),
@@ -32,9 +34,9 @@ class EnginePool:
         self._settings = settings
         self.default = default  # the service's own backbone: never unloaded
         self.default_key: Key = (settings.backbone, settings.pooling, None)
-        self._engines = {self.default_key: default}
-        self._used = {self.default_key: time.monotonic()}
-        self._loading: dict[Key, Future] = {}
+        self._engines: dict[Key, BatchingEngine] = {self.default_key: default}
+        self._used: dict[Key, float] = {self.default_key: time.monotonic()}
+        self._loading: dict[Key, Future[BatchingEngine]] = {}
         self._lock = threading.Lock()  # the tables; never held during a load
         self._one_load = threading.Lock()  # loads run one at a time: two exports at once would share two cores
 
@@ -45,11 +47,11 @@ class EnginePool:
             if key in self._engines:
                 self._used[key] = time.monotonic()
                 return self._engines[key]
-            future, mine = self._loading.get(key), key not in self._loading
-            if mine:
-                self._loading[key] = future = Future()
-        if not mine:
-            return future.result()
+            waited = self._loading.get(key)
+            if waited is None:
+                self._loading[key] = future = Future[BatchingEngine]()
+        if waited is not None:
+            return waited.result()
         try:
             with self._one_load:
                 engine = engine_for(self._settings.model_copy(update=self._update(key)))
@@ -70,7 +72,7 @@ class EnginePool:
             return self._engines.get(key)
 
     @staticmethod
-    def _update(key: Key) -> dict:
+    def _update(key: Key) -> dict[str, Any]:
         backbone, pooling, folder = key
         return {"backbone": backbone, "pooling": pooling, **({"model_path": Path(folder)} if folder else {})}
 

@@ -23,7 +23,7 @@ Rows = Callable[[np.ndarray], np.ndarray]  # labels -> their exact vectors
 
 @dataclass(frozen=True)
 class SearchDepth:
-    """A collection's own search depth (CE_INDEX_PROBE, CE_INDEX_RERANK); None keeps the calibrated value."""
+    """A search depth over the calibrated one (index_probe, index_rerank: CE_SEARCH, a collection's); None: it."""
 
     probe: int | None = None  # nprobe (IVF) or efSearch (HNSW)
     rerank: int | None = None  # candidates re-scored exactly, for an index of compressed codes

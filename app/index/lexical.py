@@ -22,6 +22,7 @@ from pathlib import Path
 import tantivy
 
 from app.core.names import LEXICAL_LANGUAGES as LANGUAGES
+from app.core.search_settings import SearchSettings
 
 ID, BODY, ANALYZER = "id", "body", "words"
 WRITER_HEAP = 32_000_000  # bytes the writer buffers before it flushes a segment by itself
@@ -43,6 +44,11 @@ class Analyzer:
     def __post_init__(self):
         if self.language not in LANGUAGES:
             raise ValueError(f"lexical language must be one of {', '.join(LANGUAGES)}, got {self.language!r}")
+
+    @classmethod
+    def of(cls, search: SearchSettings) -> Analyzer:
+        """The analyzer search settings name (CE_SEARCH's, or a collection's); unset ones keep the defaults."""
+        return cls(search.lexical_language or "english", search.lexical_stopwords is not False)
 
     def build(self) -> tantivy.TextAnalyzer:
         builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())

@@ -105,10 +105,9 @@ def stored_spans(passages: str, text: str) -> Spans:
 
 
 def splitter_for(backbone, settings) -> PassageSplitter:
-    """The splitter of a backbone under CE_PASSAGE_TOKENS and CE_PASSAGE_OVERLAP: one for the API, `index` and Ray."""
-    return PassageSplitter(
-        backbone.token_counts, backbone.max_length, settings.passage_tokens, settings.passage_overlap
-    )
+    """The splitter of a backbone under CE_PASSAGE_TOKENS (a fifth of it shared): one for the API, `index` and Ray."""
+    tokens = settings.passage_tokens
+    return PassageSplitter(backbone.token_counts, backbone.max_length, tokens, tokens // 5)
 
 
 def passage_key(doc_id: str, n: int) -> str:

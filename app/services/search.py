@@ -56,16 +56,17 @@ class SearchResult:
 
 def ranking_for(settings: Settings, index: SearchIndex, published: dict | None = None, **asked) -> Ranking:
     """What the query asks (search_query.RANKING_FIELDS), else the ranking tuned on the collection's judgments over
-    HTTP (`published`), else the settings' (CE_SEARCH_MODE, a collection's), else what the correction's judgments
+    HTTP (`published`), else the settings' (a collection's, else CE_SEARCH), else what the correction's judgments
     chose, else the documented rule. A fusion named without a weight takes its own default weight."""
     tuned = index.correction.artifact.extra.get("search", {}).get(RANKING) if index.correction else None
     ranking = Ranking.from_record(tuned) if tuned else Ranking()
+    search = settings.search
     configured = {
-        "mode": settings.search_mode,
-        "fusion": settings.fusion,
-        "lexical_weight": settings.lexical_weight,
-        "feedback_docs": settings.feedback_docs,
-        "feedback_weight": settings.feedback_weight,
+        "mode": search.search_mode,
+        "fusion": search.fusion,
+        "lexical_weight": search.lexical_weight,
+        "feedback_docs": search.feedback_docs,
+        "feedback_weight": search.feedback_weight,
     }
     if published is not None:
         ranking = Ranking.from_record(published)

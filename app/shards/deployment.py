@@ -52,7 +52,7 @@ class ShardConfig:
     snapshot_interval: float
     replica_timeout: float
     follow_published: bool = False  # `CE_CORRECTION=auto`: serve the correction Redis marks current, as servers do
-    cpus: float = 0.0  # logical CPUs a shard reserves on its node (CE_SHARD_CPUS)
+    cpus: float = 0.0  # logical CPUs a shard reserves on its node (one on a Ray cluster: RAY_ADDRESS)
     lexical_language: str = "english"  # a partitioned collection's shards hold its lexical index too
     lexical_stopwords: bool = True
     lexical_dir: str | None = None  # where their working folders go
@@ -73,16 +73,16 @@ class ShardConfig:
             correction_id,
             settings.index_factory,
             settings.index_recall,
-            settings.index_probe,
-            settings.index_rerank,
+            settings.search.index_probe,
+            settings.search.index_rerank,
             str(settings.data_dir / "index"),
             settings.follow_interval,
             settings.snapshot_interval,
             settings.replica_timeout,
             settings.correction == "auto",
             settings.shard_cpus,
-            settings.lexical_language,
-            settings.lexical_stopwords,
+            settings.search.lexical_language or "english",
+            settings.search.lexical_stopwords is not False,
             str(settings.data_dir / "lexical"),
         )
 

@@ -43,3 +43,41 @@ def test_malformed_json_and_unknown_routes(client):
     assert 400 <= r.status_code < 500
     error_of(client.get("/nope"), 404)
     error_of(client.put("/embed", json={}), 405)
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        ("InvalidInput", 422),
+        ("BadRequest", 400),
+        ("TooLarge", 413),
+        ("Forbidden", 403),
+        ("NotFound", 404),
+        ("Conflict", 409),
+        ("NotReady", 503),
+        ("RequestTimeout", 504),
+        ("Overloaded", 429),
+        ("StoreUnavailable", 503),
+        ("ArtifactError", 500),
+        ("ServiceError", 500),
+    ],
+)
+def test_the_one_table_maps_each_domain_error_to_its_status(error, status):
+    from app.api.errors import headers_of, status_of
+    from app.core import errors
+
+    exc = getattr(errors, error)("what happened")
+    assert status_of(exc) == status
+    assert headers_of(exc) == ({"Retry-After": "1"} if error == "Overloaded" else None)
+
+
+def test_an_error_kind_the_table_does_not_name_takes_its_base_status():
+    from app.api.errors import headers_of, status_of
+    from app.core.errors import NotReady
+
+    class StillOpening(NotReady):
+        pass
+
+    assert status_of(StillOpening("x", retry_after=3)) == 503 and headers_of(StillOpening("x", retry_after=3)) == {
+        "Retry-After": "3"
+    }

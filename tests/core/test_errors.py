@@ -1,4 +1,4 @@
-"""Domain errors carry their HTTP status, and those a client should retry say when."""
+"""Domain errors say what went wrong and, when a retry will likely mend it, after how long; no HTTP in them."""
 
 from __future__ import annotations
 
@@ -6,29 +6,31 @@ import pytest
 
 from app.core import errors
 
+KINDS = [
+    errors.InvalidInput,
+    errors.BadRequest,
+    errors.TooLarge,
+    errors.Forbidden,
+    errors.NotFound,
+    errors.Conflict,
+    errors.NotReady,
+    errors.RequestTimeout,
+    errors.Overloaded,
+    errors.StoreUnavailable,
+    errors.ArtifactError,
+]
 
-@pytest.mark.parametrize(
-    ("error", "status"),
-    [
-        (errors.InvalidInput, 422),
-        (errors.BadRequest, 400),
-        (errors.TooLarge, 413),
-        (errors.Forbidden, 403),
-        (errors.NotFound, 404),
-        (errors.Conflict, 409),
-        (errors.NotReady, 503),
-        (errors.RequestTimeout, 504),
-        (errors.Overloaded, 429),
-        (errors.StoreUnavailable, 503),
-    ],
-)
-def test_each_error_has_its_status_and_message(error, status):
+
+@pytest.mark.parametrize("error", KINDS)
+def test_each_error_has_its_own_type_and_message_and_no_status(error):
     exc = error("what happened")
-    assert exc.status == status and exc.message == "what happened" and str(exc) == "what happened"
+    assert exc.message == "what happened" and str(exc) == "what happened" and exc.type != errors.ServiceError.type
+    assert not hasattr(exc, "status") and not hasattr(exc, "headers")
 
 
 def test_retry_after_only_where_a_retry_will_do():
-    assert errors.NotReady("loading").headers is None
-    assert errors.NotReady("loading", retry_after=5).headers == {"Retry-After": "5"}
-    assert errors.Overloaded("busy").headers == {"Retry-After": "1"}
-    assert errors.InvalidInput("bad").headers is None
+    assert errors.NotReady("loading").retry_after is None
+    assert errors.NotReady("loading", retry_after=5).retry_after == 5
+    assert errors.Overloaded("busy").retry_after == 1
+    assert errors.InvalidInput("bad").retry_after is None
+    assert len({kind.type for kind in KINDS}) == len(KINDS)

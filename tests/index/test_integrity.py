@@ -28,7 +28,7 @@ def test_an_id_held_twice_is_extra():
 
 @pytest.fixture
 def settings(make_settings):
-    return make_settings(backbone="hashing", follow_interval=3600, snapshot_interval=3600, verify_interval=3600)
+    return make_settings(backbone="hashing", follow_interval=3600, snapshot_interval=3600)
 
 
 def docs(n):

@@ -49,8 +49,7 @@ def test_a_primary_killed_mid_ingestion_loses_no_acknowledged_document_in_any_mo
         CE_BACKBONE="hashing",
         CE_REDIS_URL=redis_cluster.url,
         CE_KEY_PREFIX=key_prefix,
-        CE_RAY_ADDRESS=ray_nodes.address,
-        CE_SHARD_CPUS="1",
+        RAY_ADDRESS=ray_nodes.address,  # a shard then reserves one CPU: they spread over the nodes
         CE_FOLLOW_INTERVAL="0.2",
         CE_SHARD_TIMEOUT="30",
     )

@@ -53,8 +53,7 @@ class Server:
         extra = {
             "CE_BACKBONE": "hashing",
             "CE_FOLLOW_INTERVAL": "0.05",
-            "CE_SNAPSHOT_INTERVAL": "0.5",
-            "CE_VERIFY_INTERVAL": "1",
+            "CE_SNAPSHOT_INTERVAL": "0.2",  # and a full check every 5 of them (1 s)
             "CE_MAX_K": "100",
         }
         if redis_url:

@@ -11,9 +11,9 @@ from tests.conftest import ROOT
 WHERE = """
 import json
 from app.api.routes.ops import PAGE
-from app.core.config import Settings
+from app.core.config import TUNE_PAIRS, Settings
 s = Settings()
-print(json.dumps({"models": str(s.models_dir), "tune": [str(p) for p in s.tune_pairs], "page": str(PAGE),
+print(json.dumps({"models": str(s.models_dir), "tune": [str(p) for p in TUNE_PAIRS], "page": str(PAGE),
                   "data": str(s.data_dir.resolve()), "artifacts": len(list(s.models_dir.glob("*/*.npz")))}))
 """
 

@@ -47,7 +47,8 @@ def test_four_shards_answer_as_one_index_follow_writes_and_survive_a_killed_shar
 ):
     rng = np.random.default_rng(0)
     put(store, [f"d{i}" for i in range(3_000)], rng)
-    settings = make_settings(index_factory="Flat", follow_interval=0.2, snapshot_interval=1.0, shard_cpus=1)
+    on_a_cluster = {"ray_address": cluster.address}  # each shard reserves one CPU: they spread over the nodes
+    settings = make_settings(index_factory="Flat", follow_interval=0.2, snapshot_interval=1.0, **on_a_cluster)
     config = ShardConfig.of(settings, KEY, DIM, "fp", None, redis_url)
     sharded = ShardedSearch(deploy(config, "docs", 4), timeout=1.0)
     try:

@@ -15,4 +15,3 @@ def test_unreachable_redis_raises_store_unavailable(tmp_path):
     assert s.ping() is False
     with pytest.raises(StoreUnavailable, match="redis unavailable"):
         s.documents.put("s", [DocumentRecord("a", "t", "{}", b"")])
-    assert StoreUnavailable.status == 503

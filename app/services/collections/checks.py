@@ -12,6 +12,7 @@ from app.backbones.catalog import missing_runtime
 from app.core.config import Settings
 from app.core.errors import ArtifactError, Conflict, InvalidInput
 from app.core.names import Pooling
+from app.core.search_settings import SearchSettings
 from app.correction.artifact import CorrectionArtifact
 from app.correction.publication import load_version, resolve_correction
 from app.engine.encoder import BatchingEngine
@@ -72,7 +73,7 @@ def search_settings(given: dict | None) -> dict:
     """A new collection's search settings: those given, checked as the service's own settings are (422 if not)."""
     given = {k: v for k, v in (given or {}).items() if v is not None and k in SEARCH_SETTINGS}
     try:
-        checked = Settings(**{k: given[k] for k in SEARCH_SETTINGS if k in given})
+        checked = SearchSettings(**given)
     except ValidationError as exc:
         raise InvalidInput(f"search settings: {exc.errors()[0]['msg']}") from None
     return {k: str(getattr(checked, k)) if k in ("search_mode", "fusion") else getattr(checked, k) for k in given}

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 from app.core.config import Settings
 from app.core.errors import Conflict, InvalidInput, NotFound, NotReady, ServiceError
+from app.core.search_settings import SearchSettings
 from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.correction.publication import PublishedFollower, check_compatible, publish
@@ -182,7 +183,8 @@ class Collections:
             raise failed_to_load(replace(spec, error=unservable))  # refused, never handed to FAISS
         opening.step = "opening its index"
         artifact = correction_for(self.store, engine, spec.correction, self.settings.models_dir)
-        settings = self.settings.model_copy(update={"index_factory": spec.index_factory, **spec.search})
+        search = SearchSettings(**{**self.settings.search.model_dump(exclude_none=True), **spec.search})
+        settings = self.settings.model_copy(update={"index_factory": spec.index_factory, "search": search})
         follower = CollectionFollower(self.specs, name, self.store, engine.backbone)
         correction = Correction(artifact) if artifact else None
         if spec.shards and self.search:

@@ -8,6 +8,7 @@ import re
 from dataclasses import asdict, dataclass, replace
 
 from app.core.errors import ArtifactError, NotFound
+from app.core.search_settings import SearchSettings
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.correction.publication import load_version
@@ -58,8 +59,8 @@ class CollectionSpec:
 
     @property
     def search(self) -> dict:
-        """The search settings it was created with, as Settings names them (what its index is opened with); the
-        service's own hold for those it leaves unset."""
+        """The search settings it was created with (what its index is opened with); the service's own (CE_SEARCH)
+        hold for those it leaves unset."""
         return {k: getattr(self, k) for k in SEARCH_SETTINGS if getattr(self, k) is not None}
 
     @property
@@ -121,14 +122,4 @@ class CollectionFollower:
             return None
 
 
-SEARCH_SETTINGS = (
-    "search_mode",
-    "fusion",
-    "lexical_weight",
-    "lexical_language",
-    "lexical_stopwords",
-    "index_probe",
-    "index_rerank",
-    "feedback_docs",
-    "feedback_weight",
-)
+SEARCH_SETTINGS = tuple(SearchSettings.model_fields)

@@ -63,7 +63,7 @@ def open_collection_services(
     lexical = None
     sharded = dense is not None or shards is not None
     search_here = search and shards is None
-    analyzer = Analyzer(settings.lexical_language, settings.lexical_stopwords) if search_here else None
+    analyzer = Analyzer.of(settings.search) if search_here else None
     work_dir = settings.data_dir / "lexical"
     remove_abandoned(work_dir)
     factory = SHARDED if sharded else settings.index_factory
@@ -73,7 +73,7 @@ def open_collection_services(
         engine.backbone.dim,
         factory=factory,
         recall=settings.index_recall,
-        depth=SearchDepth(settings.index_probe, settings.index_rerank),
+        depth=SearchDepth(settings.search.index_probe, settings.search.index_rerank),
         encode=engine.encode,
         analyzer=analyzer,
         work_dir=work_dir,
