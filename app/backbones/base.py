@@ -17,10 +17,13 @@ class Backbone(Protocol):
     name: str
     fingerprint: str
     dim: int
-    pooling: str
     max_length: int  # tokens per text, special tokens included; longer texts are cut there
     vocab_size: int  # token ids run below this: the length of SIF's weight table
     runtime: str  # what computes the vectors, as /info names it: torch, onnxruntime-int8, onnxruntime-fp32, hashing
+
+    @property
+    def pooling(self) -> str:  # read-only here, so a backbone may hold the Pooling enumeration (a str)
+        ...
 
     def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
         """Float32 vectors of shape (len(texts), dim), unnormalized; `token_weights` (one per vocabulary id,

@@ -5,12 +5,16 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from app.backbones.base import make_fingerprint
 from app.backbones.catalog import register
 from app.core.names import Pooling
+
+if TYPE_CHECKING:
+    from app.core.config import Settings
 
 _WORD = re.compile(r"\w+")
 VOCAB_SIZE = 1 << 14  # words are hashed to ids in this range, so SIF can count and weigh them
@@ -59,5 +63,5 @@ class HashingBackbone:
 
 
 @register("hashing")
-def _from_settings(settings) -> HashingBackbone:
+def _from_settings(settings: Settings) -> HashingBackbone:
     return HashingBackbone(pooling=settings.pooling, max_length=settings.max_length)

@@ -9,6 +9,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -31,16 +32,19 @@ from app.backbones.tokens import (
 )
 from app.core.names import Pooling
 
+if TYPE_CHECKING:
+    from app.core.config import Settings
+
 __all__ = ["HuggingFaceBackbone", "default_model_path", "length_batches"]
 
-hf_logging.disable_progress_bar()  # a weight-loading bar on every start-up is noise, not progress
+hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers leaves it unannotated  # a weight-loading bar on every start-up is noise, not progress
 
 
 @dataclass(eq=False)
 class _Weights:
     """A loaded model (and its packed form): one per weights in a process, whatever the poolings using it."""
 
-    model: torch.nn.Module
+    model: Any  # a transformers model
     packed: PackedBert | None
     lock: threading.Lock = field(default_factory=threading.Lock)  # one forward pass at a time on these weights
 
@@ -101,11 +105,15 @@ class HuggingFaceBackbone(TokenizerMethods):
         self._lock = self._weights.lock
 
     @torch.inference_mode()
-    def _encode_batch(self, features: dict[str, list[list[int]]], rows: list[int], token_weights) -> np.ndarray:
+    def _encode_batch(
+        self, features: dict[str, list[list[int]]], rows: list[int], token_weights: np.ndarray | None
+    ) -> np.ndarray:
         selected = {key: [values[i] for i in rows] for key, values in features.items()}
         if self._embeddings_only:
             batch = _pad(selected, self._pad_id)
-            hidden = (self.model.embeddings(input_ids=batch["input_ids"], token_type_ids=batch.get("token_type_ids")),)
+            hidden: Sequence[torch.Tensor] = (
+                self.model.embeddings(input_ids=batch["input_ids"], token_type_ids=batch.get("token_type_ids")),
+            )
             mask = batch["attention_mask"]
         elif self._packed is not None:
             hidden, mask = self._packed(selected["input_ids"], selected.get("token_type_ids"), self._needs_all_layers)
@@ -154,7 +162,7 @@ def configure_torch_threads(n: int) -> None:
 
 
 @register("huggingface")
-def _from_settings(settings) -> HuggingFaceBackbone:
+def _from_settings(settings: Settings) -> HuggingFaceBackbone:
     configure_torch_threads(int(os.environ.get("OMP_NUM_THREADS") or 0))
     path, options = local_model(settings)
     return HuggingFaceBackbone(path, **options)

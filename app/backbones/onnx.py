@@ -13,8 +13,9 @@ import logging
 import multiprocessing
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +25,11 @@ from app.backbones.pooling import pooling_named
 from app.backbones.static_scales import fix_scales, model_inputs
 from app.backbones.tokens import Tokenizer, TokenizerMethods, hash_weights, length_batches, local_model
 from app.core.names import Pooling
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from app.core.config import Settings
 
 log = logging.getLogger(__name__)
 GRAPH_VERSION = 4  # bump when the graph or its quantization changes: cached exports and fingerprints follow (4: int8
@@ -52,11 +58,13 @@ def export_graph(model_path: Path, pooling: Pooling, out: Path) -> None:
     model = AutoModel.from_pretrained(model_path, local_files_only=True, attn_implementation="eager").eval()
 
     class Pooled(torch.nn.Module):
-        def __init__(self):
+        def __init__(self) -> None:
             super().__init__()
             self.model = model
 
-        def forward(self, input_ids, attention_mask, token_type_ids, token_weights):
+        def forward(
+            self, input_ids: Tensor, attention_mask: Tensor, token_type_ids: Tensor, token_weights: Tensor
+        ) -> Any:
             hidden = hidden_states(self.model, pooling, attention_mask, token_type_ids, input_ids=input_ids)
             weights = token_weights if pooling.averages_tokens else None
             return pool(pooling, hidden, attention_mask, weights)
@@ -165,7 +173,7 @@ def _export(model_path: Path, pooling: Pooling, quantize: str, fp32: Path, path:
         _write_atomically(path, lambda tmp: quantize_int8(fp32, tmp, model_path))
 
 
-def _write_atomically(path: Path, write) -> None:
+def _write_atomically(path: Path, write: Callable[[Path], None]) -> None:
     """`write` a temporary file of this process's own, then rename it: a reader never sees half a graph."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     write(tmp)
@@ -239,6 +247,6 @@ class OnnxBackbone(TokenizerMethods):
 
 
 @register("onnx")
-def _from_settings(settings) -> OnnxBackbone:
+def _from_settings(settings: Settings) -> OnnxBackbone:
     path, options = local_model(settings)
     return OnnxBackbone(path, cache_dir=settings.graphs_dir, quantize=settings.quantize, **options)

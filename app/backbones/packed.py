@@ -9,14 +9,16 @@ The modules and weights are the Hugging Face model's own, so the output matches 
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 
 
-def supports(model) -> bool:
+def supports(model: Any) -> bool:
     """BERT-architecture encoders with absolute positions (BERT, MiniLM, many sentence encoders)."""
     config = model.config
-    return (
+    return bool(
         config.model_type == "bert"
         and getattr(config, "position_embedding_type", "absolute") == "absolute"
         and hasattr(model, "embeddings")
@@ -27,7 +29,7 @@ def supports(model) -> bool:
 class PackedBert:
     """Runs a transformers BertModel on packed tokens; returns padded hidden states like the model would."""
 
-    def __init__(self, model):
+    def __init__(self, model: Any):
         if not supports(model):
             raise ValueError(f"packed execution needs a BERT encoder, not {model.config.model_type!r}")
         self.model = model
@@ -43,7 +45,9 @@ class PackedBert:
         ]
 
     @torch.inference_mode()
-    def __call__(self, input_ids: list[list[int]], token_type_ids: list[list[int]] | None, all_layers: bool):
+    def __call__(
+        self, input_ids: list[list[int]], token_type_ids: list[list[int]] | None, all_layers: bool
+    ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
         """Hidden states (embeddings, then each layer if `all_layers`, else only the last) and the mask."""
         lengths = torch.tensor([len(row) for row in input_ids])
         batch, longest = len(input_ids), int(lengths.max())
@@ -76,7 +80,7 @@ class PackedBert:
                 states.append(h)
         if not all_layers:
             states.append(h)
-        return [self._unpack(s, slots, batch, longest) for s in states], mask.long()
+        return tuple(self._unpack(s, slots, batch, longest) for s in states), mask.long()
 
     def _unpack(self, packed: torch.Tensor, slots: torch.Tensor, batch: int, longest: int) -> torch.Tensor:
         out = packed.new_zeros(batch * longest, packed.shape[1])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.core.names import TOKEN_AVERAGES, Pooling
 
@@ -19,7 +19,9 @@ def pooling_named(name: str) -> Pooling:
         raise ValueError(f"unknown pooling {name!r}; choose one of {', '.join(Pooling)}") from None
 
 
-def hidden_states(model, pooling: str, mask, token_type_ids, *, input_ids=None, inputs_embeds=None) -> tuple:
+def hidden_states(
+    model: Any, pooling: str, mask: Any, token_type_ids: Any, *, input_ids: Any = None, inputs_embeds: Any = None
+) -> tuple[Any, ...]:
     """What `pool` needs from a transformer for a pooling: the input embeddings alone (embedding_avg), every layer's
     output (first_last_avg), else the last layer's."""
     pooling = pooling_named(pooling)

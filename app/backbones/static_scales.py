@@ -31,7 +31,9 @@ def calibration_texts(path: Path = STS_DIR / "sts-train.csv", seed: int = 0) -> 
     return texts
 
 
-def model_inputs(ids: list[list[int]], pad_id: int, names: set[str], token_weights=None) -> dict[str, np.ndarray]:
+def model_inputs(
+    ids: list[list[int]], pad_id: int, names: set[str], token_weights: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """The graph's inputs for these token ids, right-padded; the padding is masked out of the pooling."""
     input_ids = padded(ids, pad_id)
     lengths = np.array([len(row) for row in ids])

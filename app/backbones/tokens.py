@@ -7,8 +7,12 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from app.core.config import Settings
 
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 
@@ -34,7 +38,7 @@ def hash_weights(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def local_model(settings) -> tuple[Path, dict]:
+def local_model(settings: Settings) -> tuple[Path, dict[str, Any]]:
     """The model folder the settings name (default: all-MiniLM-L6-v2's package), and what every backbone of
     it takes from them: the name it is served as, the pooling and the batching limits."""
     path = default_model_path() if settings.model_path is None else Path(settings.model_path)
@@ -143,12 +147,12 @@ class TokenizerMethods:
         return self.tokens.tokens(texts)
 
 
-def _pad_id(folder: Path, tokenizer) -> int:
+def _pad_id(folder: Path, tokenizer: Any) -> int:
     """The id of the folder's pad token (as its tokenizer config names it), else 0."""
     for name in ("tokenizer_config.json", "special_tokens_map.json"):
         config = folder / name
         pad = json.loads(config.read_text()).get("pad_token") if config.is_file() else None
         pad = pad.get("content") if isinstance(pad, dict) else pad
         if pad and tokenizer.token_to_id(pad) is not None:
-            return tokenizer.token_to_id(pad)
+            return int(tokenizer.token_to_id(pad))
     return 0
