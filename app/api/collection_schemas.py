@@ -22,8 +22,8 @@ def published_pattern(pattern: str, description: str, **limits: Any) -> Any:
     return Field(None, json_schema_extra={"pattern": pattern}, description=description, **limits)
 
 
-class CollectionIn(Strict, SearchSettings):
-    """A new collection: its backbone, correction and index, and its search settings (unset: CE_SEARCH's)."""
+class CollectionMade(Strict):
+    """What a new collection is made with: its name, backbone, correction, index and parts."""
 
     name: StrictStr = Field(  # published; the service checks it (422) as it checks every other setting
         description="Unique; `default` is the service's own.", json_schema_extra={"pattern": NAME_PATTERN}
@@ -62,6 +62,10 @@ class CollectionIn(Strict, SearchSettings):
         "most CE_MAX_COLLECTION_SHARDS.",
         json_schema_extra=served(maximum="max_collection_shards"),
     )
+
+
+class CollectionIn(SearchSettings, CollectionMade):
+    """A new collection: what it is made with, then its search settings (unset: CE_SEARCH's), in that order."""
 
 
 class CollectionOut(SearchSettings):
