@@ -81,8 +81,8 @@ class ShardConfig:
             settings.replica_timeout,
             settings.correction == "auto",
             settings.shard_cpus,
-            settings.search.lexical_language or "english",
-            settings.search.lexical_stopwords is not False,
+            Analyzer.of(settings.search).language,  # the defaults of unset ones: Analyzer's, written once
+            Analyzer.of(settings.search).stopwords,
             str(settings.data_dir / "lexical"),
         )
 
