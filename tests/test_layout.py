@@ -156,3 +156,15 @@ def test_every_test_module_in_a_mirrored_folder_names_a_module():
 def test_every_module_has_a_test_module_of_its_own():
     modules = [p for p in APP.rglob("*.py") if p.name not in ("__init__.py", "__main__.py")]
     assert sorted(str(p.relative_to(APP)) for p in modules if not own_test(p).is_file()) == []
+
+
+def test_nothing_the_checkout_ignores_is_tracked():
+    """CI fails when a test run changes the checkout; an ignored file that is tracked (.coverage was) does."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "--cached", "--ignored", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert tracked == []
