@@ -42,7 +42,7 @@ def allow(request: Request, needs: Scope, collection: str | None, what: str) -> 
         raise Forbidden(refusal)
 
 
-def naming_fields(openapi: dict) -> dict[tuple[str, str], tuple[str, ...]]:
+def naming_fields(openapi: dict[str, Any]) -> dict[tuple[str, str], tuple[str, ...]]:
     """Per operation, its JSON body's fields that name a collection: those whose published schema takes a
     collection's name (NAME_PATTERN), as `model` on /v1/embeddings does. Read from the schema, so a field added
     later is covered as it is published."""
@@ -95,7 +95,7 @@ def route_template(request: Request) -> str:
 def authorizer(default_paths: Iterable[str]) -> Callable[[Request], Coroutine[Any, Any, None]]:
     """The app-wide dependency; `default_paths` are the routes served at the root for the default collection."""
     on_default = frozenset(default_paths)
-    fields: list[dict] = []  # read from the published schema at the first request with a key
+    fields: list[dict[str, Any]] = []  # read from the published schema at the first request with a key
 
     async def authorize(request: Request) -> None:
         key = requester(request)

@@ -3,7 +3,7 @@ and an end line. Published under application/x-ndjson as the array of its lines.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictInt, StrictStr
 
@@ -45,7 +45,7 @@ class EndLine(Strict):
 Line = Annotated[CollectionLine | CorrectionLine | DocumentLine | EndLine, Field(discriminator="kind")]
 
 
-def _collection_first(schema: dict) -> None:
+def _collection_first(schema: dict[str, Any]) -> None:
     schema["prefixItems"] = [{"$ref": "#/components/schemas/CollectionLine"}]
 
 

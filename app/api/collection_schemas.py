@@ -126,7 +126,7 @@ class FitRequest(Strict):
             raise ValueError("abtt removes at least one direction: drop >= 1")
         return self
 
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump(exclude={"method"}).items() if v is not None}
 
 

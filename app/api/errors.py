@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -39,7 +40,7 @@ def headers_of(exc: ServiceError) -> dict[str, str] | None:
     return {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
 
 
-def error_body(type_: str, message: str, **extra) -> dict:
+def error_body(type_: str, message: str, **extra) -> dict[str, Any]:
     """The one error shape every 4xx/5xx response uses."""
     return {"error": {"type": type_, "message": message, **extra}}
 

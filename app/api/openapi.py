@@ -16,7 +16,7 @@ MARK = "x-served"
 JSON_CONTENT = "x-json-content"
 
 
-def served(**limits: str) -> dict:
+def served(**limits: str) -> dict[str, Any]:
     """A field's JSON Schema extra: keywords whose value a setting decides, e.g. served(maxItems="max_texts")."""
     return {MARK: limits}
 
@@ -33,7 +33,7 @@ def served_values(settings: Settings) -> dict[str, Any]:
     }
 
 
-def with_served_limits(schema: dict, values: dict[str, Any]) -> dict:
+def with_served_limits(schema: dict[str, Any], values: dict[str, Any]) -> dict:
     """A copy of `schema` with every mark replaced by the value it names. On a nullable field the value goes to
     its non-null branches; a branch left with an empty `enum` (no model folder served) is dropped."""
     schema = copy.deepcopy(schema)
@@ -54,12 +54,12 @@ def with_served_limits(schema: dict, values: dict[str, Any]) -> dict:
     return schema
 
 
-def json_parameter(schema: dict) -> dict:
+def json_parameter(schema: dict[str, Any]) -> dict:
     """A query parameter's JSON Schema extra: its value is this JSON document, serialized (OpenAPI `content`)."""
     return {JSON_CONTENT: schema}
 
 
-def _as_json_content(schema: dict) -> None:
+def _as_json_content(schema: dict[str, Any]) -> None:
     for operations in schema.get("paths", {}).values():
         for operation in operations.values():
             for parameter in operation.get("parameters", []):
@@ -69,7 +69,7 @@ def _as_json_content(schema: dict) -> None:
                     del parameter["schema"]
 
 
-def _apply(node: dict, limits: dict[str, Any]) -> None:
+def _apply(node: dict[str, Any], limits: dict[str, Any]) -> None:
     branches = node.get("anyOf")
     if branches is None:
         node.update(limits)
@@ -87,9 +87,9 @@ def _apply(node: dict, limits: dict[str, Any]) -> None:
 def install_served_schema(app: FastAPI, settings: Settings) -> None:
     """/openapi.json (and /docs) serve the schema with this server's limits in it."""
     generate = app.openapi
-    published: list[dict] = []
+    published: list[dict[str, Any]] = []
 
-    def openapi() -> dict:
+    def openapi() -> dict[str, Any]:
         if not published:  # asked once the lifespan built the services: the served model's name is known
             services = getattr(app.state, "services", None)
             model = [services.backbone.name] if services is not None else []
@@ -99,11 +99,11 @@ def install_served_schema(app: FastAPI, settings: Settings) -> None:
     app.openapi = openapi
 
 
-def exclusive_forms(*forms: tuple[Iterable[str], Iterable[str], dict | None]) -> Callable[[dict], None]:
+def exclusive_forms(*forms: tuple[Iterable[str], Iterable[str], dict[str, Any] | None]) -> Callable[[dict], None]:
     """A model's JSON Schema as a `oneOf` of its forms, each (required fields, optional fields, narrowed field
     schemas): what a model validator enforces, stated where clients and fuzzers read it."""
 
-    def rewrite(schema: dict) -> None:
+    def rewrite(schema: dict[str, Any]) -> None:
         properties = schema.pop("properties")
         schema.pop("required", None)
         schema.pop("additionalProperties", None)
@@ -115,7 +115,7 @@ def exclusive_forms(*forms: tuple[Iterable[str], Iterable[str], dict | None]) ->
     return rewrite
 
 
-def _form(properties: dict, required: list[str], optional: list[str], narrowed: dict) -> dict:
+def _form(properties: dict[str, Any], required: list[str], optional: list[str], narrowed: dict) -> dict:
     fields = {}
     for name in required + optional:
         field = copy.deepcopy(properties[name])

@@ -77,7 +77,7 @@ SCHEMA_BOUNDS = {
 PER_REQUEST = served(maxItems="max_texts")  # CE_MAX_TEXTS, at most MAX_ITEMS
 
 
-def unfit_value(value: Any, path: tuple = ()) -> tuple[tuple, str] | None:
+def unfit_value(value: Any, path: tuple[Any, ...] = ()) -> tuple[tuple, str] | None:
     """Where a parsed JSON body holds what no field may: a lone surrogate in a string or key (JSON's `\\ud800` escape
     parses into one; it is not Unicode text and cannot be stored or tokenized), or NaN or Infinity (Python's JSON
     reader takes them; the JSON answer could not carry them back)."""

@@ -12,6 +12,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -68,7 +69,9 @@ def search(conn: Connection, query: str, mode: str) -> tuple[float, list[tuple[s
     return seconds, [(h["id"], h["rank_score"]) for h in found["results"]], found["partial"]
 
 
-def run(settings, sts_dir: Path, *, n: int, queries: int, nodes: int, clients: int = 4, shards: int = 3) -> dict:
+def run(
+    settings, sts_dir: Path, *, n: int, queries: int, nodes: int, clients: int = 4, shards: int = 3
+) -> dict[str, Any]:
     """Both servers started, filled and queried; what they measured."""
     from ray.cluster_utils import Cluster
 
@@ -128,7 +131,7 @@ def wait_for_last(url: str, vocabulary: list[str], n: int, timeout: float = 1800
     raise RuntimeError(f"the shards did not catch up within {timeout:.0f} s")
 
 
-def compare(urls: dict[str, str], vocabulary: list[str], queries: int) -> dict:
+def compare(urls: dict[str, str], vocabulary: list[str], queries: int) -> dict[str, Any]:
     """Each mode's queries on both servers: how many top-10 agree (scores to 1e-5, and to 1e-4: FAISS's SIMD kernels
     round a cosine's last bit by the vector's place in its index, and calibrated fusion's scaling of a narrow range
     of cosines magnifies it), the lexical scores' largest difference, and p50/p99 of each."""

@@ -4,6 +4,7 @@ another pooling (another exported graph)."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from app.benchmarks.http import Connection, rss_mb
 
@@ -20,7 +21,7 @@ def _fill(conn: Connection, prefix: str, texts: list[str], batch: int = 100) -> 
         conn.request("GET", f"{prefix}/search?k=10&q={text[:40].replace(' ', '+').replace('&', '')}")
 
 
-def run_collections(url: str, pid: int, texts: list[str], *, other_pooling: str = "cls") -> dict:
+def run_collections(url: str, pid: int, texts: list[str], *, other_pooling: str = "cls") -> dict[str, Any]:
     """RSS (MB) after filling the default collection, a second on its backbone, a third on `other_pooling`."""
     conn = Connection(url)
     try:

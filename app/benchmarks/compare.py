@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from app.offline.evaluation import spearman_x100
 from app.offline.fit import applies_to
 
 # (label, method, params): the report's rows (the linear methods and `auto`), then flow and SIF.
-COMPARE_METHODS: tuple[tuple[str, str, dict], ...] = (
+COMPARE_METHODS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     *REPORT_METHODS,
     ("flow", Method.FLOW, {}),
     (f"sif (a={DEFAULT_A:g})", Method.SIF, {"a": DEFAULT_A}),
@@ -33,7 +34,7 @@ class ComparisonRow:
     pooling: str
     label: str
     method: str
-    params: dict
+    params: dict[str, Any]
     spearman: float
     dim: int
     fit_seconds: float
@@ -53,7 +54,7 @@ def apply_cost_ms(correction: Correction, raw: np.ndarray) -> float:
 
 def compare_pooling(
     pooling: str,
-    fit: Callable[[str, dict], CorrectionArtifact],
+    fit: Callable[[str, dict[str, Any]], CorrectionArtifact],
     correct: Callable[[Correction, list[str], np.ndarray], np.ndarray],
     test: Pairs,
     test_raw: np.ndarray,
@@ -99,7 +100,7 @@ def markdown_table(rows: list[ComparisonRow]) -> str:
     return "\n".join(lines)
 
 
-def as_records(rows: list[ComparisonRow]) -> list[dict]:
+def as_records(rows: list[ComparisonRow]) -> list[dict[str, Any]]:
     return [
         {
             **asdict(r),

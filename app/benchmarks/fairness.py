@@ -11,6 +11,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from typing import Any
 
 from app.benchmarks.http import Connection, rss_mb
 from app.benchmarks.throughput import percentile
@@ -19,7 +20,7 @@ PROBE = {"texts": ["a short sentence that another client wants embedded"]}
 PROBE_GAP = 0.05  # seconds between the probe client's requests
 
 
-def long_documents(n: int, chars: int, words: list[str], seed: int) -> list[dict]:
+def long_documents(n: int, chars: int, words: list[str], seed: int) -> list[dict[str, Any]]:
     """`n` documents of `chars` characters drawn from `words`: distinct texts, so no cache or dedupe helps."""
     rng = random.Random(seed)
     docs = []
@@ -29,7 +30,7 @@ def long_documents(n: int, chars: int, words: list[str], seed: int) -> list[dict
     return docs
 
 
-def _get_json(url: str) -> dict:
+def _get_json(url: str) -> dict[str, Any]:
     with urllib.request.urlopen(url, timeout=30) as response:
         return json.load(response)
 
@@ -45,7 +46,7 @@ def encoder_counts(url: str) -> dict[str, float]:
     }
 
 
-def timed_post(url: str, path: str, body: dict) -> tuple[int, float]:
+def timed_post(url: str, path: str, body: dict[str, Any]) -> tuple[int, float]:
     conn = Connection(url)
     began = time.perf_counter()
     status = conn.post_json(path, body)
@@ -53,7 +54,7 @@ def timed_post(url: str, path: str, body: dict) -> tuple[int, float]:
     return status, round(time.perf_counter() - began, 2)
 
 
-def probe_while(url: str, busy: threading.Event | None, count: int = 0) -> dict:
+def probe_while(url: str, busy: threading.Event | None, count: int = 0) -> dict[str, Any]:
     """One client's short /embed, one after another: while `busy` is set, or `count` times; p50/p99 and 429s."""
     conn, latencies, statuses = Connection(url), [], []
     while (busy is not None and busy.is_set()) or len(statuses) < count:
@@ -72,7 +73,7 @@ def probe_while(url: str, busy: threading.Event | None, count: int = 0) -> dict:
     }
 
 
-def maximum_body(url: str, docs: list[dict]) -> dict:
+def maximum_body(url: str, docs: list[dict[str, Any]]) -> dict:
     """The documented maximum POST /documents: its status, how long the answer took, the tokens the server counted."""
     request = urllib.request.Request(
         f"{url}/documents", json.dumps({"documents": docs}).encode(), {"Content-Type": "application/json"}
@@ -88,13 +89,13 @@ def maximum_body(url: str, docs: list[dict]) -> dict:
     return {"status": status, "seconds": seconds, "tokens": int(counted[1].replace(",", "")) if counted else None}
 
 
-def largest_allowed(url: str, docs: list[dict], tokens: int) -> list[dict]:
+def largest_allowed(url: str, docs: list[dict[str, Any]], tokens: int) -> list[dict]:
     """As many of `docs` as one request may carry under the token budget (/info), given what all of them count."""
     budget = _get_json(f"{url}/info")["limits"]["max_request_tokens"]
     return docs[: max(1, int(0.95 * budget * len(docs) / tokens))]
 
 
-def beside_large_requests(url: str, pid: int, docs: list[dict], clients: int) -> dict:
+def beside_large_requests(url: str, pid: int, docs: list[dict[str, Any]], clients: int) -> dict:
     """`clients` large allowed requests at once, and the probe client beside them until they are answered."""
     quiet = probe_while(url, None, count=40)
     rss_before = rss_mb(pid)
@@ -126,7 +127,7 @@ def beside_large_requests(url: str, pid: int, docs: list[dict], clients: int) ->
     }
 
 
-def after_deadline(url: str, docs: list[dict], settle: float = 5.0) -> dict:
+def after_deadline(url: str, docs: list[dict[str, Any]], settle: float = 5.0) -> dict:
     """A large request that outlives its deadline: its 504, and the texts encoded after it (only the round under
     way when the deadline passed may finish) and dropped."""
     before = encoder_counts(url)

@@ -5,6 +5,7 @@ searched as the service searches, against exact search over the documents the fi
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import faiss
 import numpy as np
@@ -30,7 +31,7 @@ def tiers(n: int, seed: int = 0) -> tuple[FieldIndex, np.ndarray]:
     return fields, draw
 
 
-def filtered_figures(built: StreamedBuild, asked: np.ndarray, *, seed: int = 0) -> list[dict]:
+def filtered_figures(built: StreamedBuild, asked: np.ndarray, *, seed: int = 0) -> list[dict[str, Any]]:
     """Per share: recall@10 against exact filtered search, and one-thread p50/p99 of the filter's evaluation and of
     the filtered search, each query as the search service makes it (the unfiltered search's p50 is the synthetic
     row's; a filter's FAISS labels are kept between queries, as the service keeps them)."""

@@ -4,13 +4,16 @@ correction or an adaptation helped (more uniform) or hurt (less aligned)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from app.correction import Correction
 from app.correction.isotropy import POSITIVE_GOLD, alignment_uniformity
 from app.correction.selection import TuningPairs
 
 
-def geometry_points(test: TuningPairs, correction: Correction, adapted: TuningPairs | None = None) -> dict[str, dict]:
+def geometry_points(
+    test: TuningPairs, correction: Correction, adapted: TuningPairs | None = None
+) -> dict[str, dict[str, Any]]:
     """Alignment (pairs with gold >= POSITIVE_GOLD) and uniformity (each test sentence once) of the raw space, the
     corrected one and, when given, the adapted model's own space (`test` carries its texts)."""
     texts = test.texts[0] + test.texts[1]
@@ -23,7 +26,7 @@ def geometry_points(test: TuningPairs, correction: Correction, adapted: TuningPa
     return {name: alignment_uniformity(p.left, p.right, p.gold, texts) for name, p in spaces.items()}
 
 
-def plot_geometry(path: Path, points: dict[str, dict], title: str) -> Path:
+def plot_geometry(path: Path, points: dict[str, dict[str, Any]], title: str) -> Path:
     """One point per space: uniformity across, alignment up; lower left is better on both."""
     import matplotlib
 
@@ -45,6 +48,6 @@ def plot_geometry(path: Path, points: dict[str, dict], title: str) -> Path:
     return path
 
 
-def geometry_rows(pooling: str, points: dict[str, dict]) -> list[str]:
+def geometry_rows(pooling: str, points: dict[str, dict[str, Any]]) -> list[str]:
     """Markdown table rows: pooling, space, alignment, uniformity."""
     return [f"| {pooling} | {name} | {p['alignment']:.3f} | {p['uniformity']:.3f} |" for name, p in points.items()]

@@ -15,7 +15,7 @@ import urllib.request
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from app.core.process_memory import status_bytes
 
@@ -54,7 +54,7 @@ def _ready(url: str, api_key: str | None = None) -> bool:
         return False
 
 
-def stop_service(proc: subprocess.Popen, timeout: float = 30.0) -> None:
+def stop_service(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
     """SIGTERM (a graceful shutdown: queued work, last snapshot), then a kill if it takes too long."""
     proc.terminate()
     try:
@@ -113,14 +113,14 @@ class Connection:
         parsed = urllib.parse.urlsplit(url)
         self._conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=60)
 
-    def post_json(self, path: str, body: dict) -> int:
+    def post_json(self, path: str, body: dict[str, Any]) -> int:
         return self.request("POST", path, body)
 
-    def request(self, method: str, path: str, body: dict | None = None) -> int:
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> int:
         """Send and read the whole response; the status, or 0 on a connection error."""
         return self.answer(method, path, body)[0]
 
-    def answer(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
+    def answer(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, bytes]:
         """Send and read the whole response: its status and body (0 and nothing on a connection error)."""
         try:
             if body is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,7 @@ def ranked_columns(
 
 def evaluate_over_http(
     url: str, collection: JudgedCorpus, clients: int, mode: str | None = None, *, batch: int = BATCH, depth: int = DEPTH
-) -> dict:
+) -> dict[str, Any]:
     """NDCG@10, Recall@100, MRR@10 and success@1 (x100) of the service's search, and a digest of every ranking it
     gave, so that two runs can be told identical or not; `batch` and `depth` within the server's CE_MAX_TEXTS and
     CE_MAX_K; `url` the service's (its default collection) or a collection's (.../collections/NAME)."""

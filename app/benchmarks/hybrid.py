@@ -8,6 +8,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -46,7 +47,7 @@ def synthetic_records(sentences: list[str], raw: np.ndarray, n: int, *, seed: in
         ]
 
 
-def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool = True) -> dict:
+def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool = True) -> dict[str, Any]:
     """Latency of one short query in each mode (p50/p99, ms), build time, the lexical index's bytes per document."""
     from app.backbones import build_backbone
 

@@ -8,6 +8,7 @@ import time
 import urllib.parse
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.benchmarks.http import Connection, rss_mb
 from app.benchmarks.throughput import percentile
@@ -23,7 +24,7 @@ class OpFigures:
     errors: int = 0
     shed: int = 0  # 429: load deliberately refused, with Retry-After
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         lat = self.latencies or [float("nan")]
         return {
             "requests": len(self.latencies),
@@ -34,7 +35,7 @@ class OpFigures:
         }
 
 
-def _request(op: str, texts: list[str], rng: random.Random) -> tuple[str, str, dict | None]:
+def _request(op: str, texts: list[str], rng: random.Random) -> tuple[str, str, dict[str, Any] | None]:
     def pick(n: int) -> list[str]:
         return rng.sample(texts, n)
 
@@ -51,7 +52,9 @@ def _request(op: str, texts: list[str], rng: random.Random) -> tuple[str, str, d
     return "DELETE", f"/documents/load-{rng.randrange(ID_POOL)}", None
 
 
-def run_load(url: str, pid: int | None, texts: list[str], *, seconds: float, clients: int, seed: int = 0) -> dict:
+def run_load(
+    url: str, pid: int | None, texts: list[str], *, seconds: float, clients: int, seed: int = 0
+) -> dict[str, Any]:
     """`clients` threads on keep-alive connections until `seconds` pass; RSS of `pid` sampled every 2 s."""
     figures: dict[str, OpFigures] = defaultdict(OpFigures)
     lock = threading.Lock()

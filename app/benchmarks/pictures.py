@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ def gold_buckets(gold: np.ndarray) -> np.ndarray:
     return np.concatenate([bucket, bucket])
 
 
-def field_labels(values: list) -> tuple[np.ndarray, list[str]]:
+def field_labels(values: list[Any]) -> tuple[np.ndarray, list[str]]:
     """A metadata field's values as colour labels: the most common ones each their own, then "other", "(none)"."""
     counts = Counter(str(v) for v in values if v is not None)
     top = sorted(counts, key=lambda v: (-counts[v], v))[:TOP_VALUES]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from app.correction.selection import TuningPairs
 from app.offline.evaluation import score_correction
 
 # The table's rows: what each method looks like with its usual parameters, then `auto`.
-REPORT_METHODS: tuple[tuple[str, Method, dict], ...] = (
+REPORT_METHODS: tuple[tuple[str, Method, dict[str, Any]], ...] = (
     ("none", Method.NONE, {}),
     ("center", Method.CENTER, {}),
     ("abtt (D=1)", Method.ABTT, {"drop": 1}),
@@ -37,7 +38,9 @@ class PoolingResult:
     dims: dict[str, int]
     fit_seconds: dict[str, float]
     auto: CorrectionArtifact
-    geometry: dict[str, dict] = field(default_factory=dict)  # space -> alignment, uniformity on the test pairs
+    geometry: dict[str, dict[str, Any]] = field(
+        default_factory=dict
+    )  # space -> alignment, uniformity on the test pairs
 
 
 def evaluate_methods(fit, test: TuningPairs, pooling: str) -> PoolingResult:
@@ -123,7 +126,9 @@ def _isotropy_rows(result: PoolingResult) -> list[str]:
     return [f"| {label} | {raw.get(key, '')} | {fixed.get(key, '')} |" for key, label in names.items()]
 
 
-def write_markdown(path: Path, results: list[PoolingResult], *, backbone: str, sources: dict, plots: dict) -> Path:
+def write_markdown(
+    path: Path, results: list[PoolingResult], *, backbone: str, sources: dict[str, Any], plots: dict
+) -> Path:
     """The summary: the table, isotropy of each auto correction, and links to the plots."""
     labels = [label for label, _, _ in REPORT_METHODS]
     lines = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
@@ -33,7 +34,7 @@ class SearchFigures:
     n: int
     dim: int
     index: str
-    params: dict
+    params: dict[str, Any]
     recall_at_10: float
     p50_ms: float
     p99_ms: float
@@ -184,7 +185,9 @@ def served_vectors(settings, sts_dir: Path, dim: int | None = None) -> tuple[np.
     return corrected_at(backbone, sentences, raw, find_bundled(settings.models_dir, backbone), dim)
 
 
-def run(settings, sts_dir: Path, *, n: int, dim: int | None, queries: int, factory: str, progress: bool = True) -> dict:
+def run(
+    settings, sts_dir: Path, *, n: int, dim: int | None, queries: int, factory: str, progress: bool = True
+) -> dict[str, Any]:
     """Synthetic vectors shaped like the backbone's corrected STS-B vectors at `n`, and the real ones."""
     corrected, correction_id = served_vectors(settings, sts_dir, dim)
     mixture = GaussianMixture.fit(corrected)

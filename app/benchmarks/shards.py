@@ -7,6 +7,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
@@ -58,11 +59,11 @@ def timed(search, queries: np.ndarray) -> tuple[list[float], list[list[str]]]:
     return seconds, found
 
 
-def latency(seconds: list[float]) -> dict:
+def latency(seconds: list[float]) -> dict[str, Any]:
     return {"p50_ms": round(percentile(seconds, 50) * 1000, 3), "p99_ms": round(percentile(seconds, 99) * 1000, 3)}
 
 
-def killed_and_back(sharded: ShardedSearch, query: np.ndarray, shard: int) -> dict:
+def killed_and_back(sharded: ShardedSearch, query: np.ndarray, shard: int) -> dict[str, Any]:
     """SIGKILL one shard's process; search until it answers again: what every answer said meanwhile."""
     before = sharded.status()[shard]
     os.kill(before["pid"], signal.SIGKILL)
@@ -88,7 +89,7 @@ def killed_and_back(sharded: ShardedSearch, query: np.ndarray, shard: int) -> di
     }
 
 
-def run(settings, sts_dir: Path, *, n: int, shards: int, nodes: int, queries: int) -> dict:
+def run(settings, sts_dir: Path, *, n: int, shards: int, nodes: int, queries: int) -> dict[str, Any]:
     """Store `n` documents, open them as `shards` Flat shards on `nodes` Ray nodes and as one exact index; compare
     their top-10 on `queries` queries and time both; kill a shard and time its return."""
     import ray

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from app.benchmarks.http import Connection
 
@@ -27,7 +28,7 @@ class LoadResult:
     def per_second(self) -> float:
         return self.texts / self.seconds
 
-    def summary(self, limit: float, baseline: float) -> dict:
+    def summary(self, limit: float, baseline: float) -> dict[str, Any]:
         return {
             "sentences_per_s": round(self.per_second, 1),
             "ratio_to_limit": round(self.per_second / limit, 3),
@@ -44,17 +45,19 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-def batch_setter(backbone) -> Callable[[int], Callable]:
+def batch_setter(backbone) -> Callable[[int], Callable[..., Any]]:
     """For in_process_limit(): the backbone's encode() with its batch size set to the one given."""
 
-    def with_batch(size: int) -> Callable:
+    def with_batch(size: int) -> Callable[..., Any]:
         backbone.batch_size = size
         return backbone.encode
 
     return with_batch
 
 
-def in_process_limit(encode_with_batch: Callable[[int], Callable], texts: list[str], batch_sizes=(32, 64, 128)):
+def in_process_limit(
+    encode_with_batch: Callable[[int], Callable[..., Any]], texts: list[str], batch_sizes=(32, 64, 128)
+):
     """Best sentences/s of the backbone itself over a few batch sizes (length-sorted), and that size."""
     best = (0.0, batch_sizes[0])
     for size in batch_sizes:
@@ -80,7 +83,7 @@ def sentence_transformers_rate(texts: list[str], batch_size: int = 64) -> float:
     return len(texts) / (time.perf_counter() - start)
 
 
-def single_text_seconds(encode: Callable, repeats: int = 50) -> float:
+def single_text_seconds(encode: Callable[..., Any], repeats: int = 50) -> float:
     """p50 time of encoding one short text in-process."""
     encode([SHORT_TEXT])
     times = []

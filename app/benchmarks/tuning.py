@@ -9,13 +9,14 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from app.offline.retrieval import JudgedCorpus
 
 BATCH = 128
 
 
-def call(url: str, path: str, body: dict | None = None, method: str | None = None) -> tuple[int, object]:
+def call(url: str, path: str, body: dict[str, Any] | None = None, method: str | None = None) -> tuple[int, object]:
     """Status and JSON answer of one request (the standard library's client: benchmarks install nothing)."""
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(
@@ -42,7 +43,7 @@ def post_documents(url: str, collection: JudgedCorpus, clients: int, batch: int)
     return len(collection.doc_ids) - len(docs)
 
 
-def tune_over_http(url: str, collection: JudgedCorpus, *, poll: float = 2.0) -> dict:
+def tune_over_http(url: str, collection: JudgedCorpus, *, poll: float = 2.0) -> dict[str, Any]:
     """Post the documents and every judgment, start a tune, wait for it; its status as GET shows it."""
     blank = post_documents(url, collection, clients=1, batch=BATCH)  # the API refuses an empty text (Cranfield has one)
     judged = [

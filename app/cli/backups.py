@@ -6,7 +6,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from tqdm import tqdm
@@ -90,7 +90,7 @@ def import_collection(
     typer.echo(json.dumps({"collection": collection, **totals, "correction": report["correction"]}))
 
 
-def _post(http, path: str, body: bytes) -> dict:
+def _post(http, path: str, body: bytes) -> dict[str, Any]:
     """One request, again after Retry-After while the new collection's backbone loads (503) or the server is busy."""
     for _ in range(120):
         response = http.post(path, content=body, headers={"Content-Type": "application/x-ndjson"})

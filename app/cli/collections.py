@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -75,7 +75,9 @@ def delete_collection(name: str) -> None:
     typer.echo(f"deleted {name}")
 
 
-def fit_collection(name: str, method: str, params: dict, options, judged_dirs, out: Path | None, publish: bool) -> None:
+def fit_collection(
+    name: str, method: str, params: dict[str, Any], options, judged_dirs, out: Path | None, publish: bool
+) -> None:
     """`fit --collection`: fit on the stored raw vectors; `auto` keeps the general correction unless labelled pairs
     show a clear gain (and without labelled pairs keeps it outright); `--publish` serves the result there."""
     from app.cli.offline import judged_sets, offline_backbone, tuning_pairs

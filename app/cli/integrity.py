@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -45,7 +45,7 @@ def verify(
         raise typer.Exit(EXIT_DRIFT)
 
 
-def _ask_server(url: str, collection: str, repair: bool, api_key: str | None) -> dict:
+def _ask_server(url: str, collection: str, repair: bool, api_key: str | None) -> dict[str, Any]:
     import httpx
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -57,7 +57,7 @@ def _ask_server(url: str, collection: str, repair: bool, api_key: str | None) ->
     return response.json()
 
 
-def _check_snapshot(collection: str, repair: bool) -> dict:
+def _check_snapshot(collection: str, repair: bool) -> dict[str, Any]:
     """The snapshot caught up with the change log, checked; rebuilt from the store and written again on --repair."""
     from app.index.integrity import check_full
     from app.index.lexical import Analyzer
@@ -93,6 +93,6 @@ def _check_snapshot(collection: str, repair: bool) -> dict:
         services.close()
 
 
-def _empty(builder) -> dict:
+def _empty(builder) -> dict[str, Any]:
     count = builder.stored_count()
     return {"ok": True, "full": True, "stored": count, "dense": None, "lexical": None}

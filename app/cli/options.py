@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -75,7 +75,7 @@ def fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
-def guarded(fn: Callable) -> Callable:
+def guarded(fn: Callable[..., Any]) -> Callable:
     """Map input and artifact errors to a one-line message and an exit code scripts can test."""
     from app.api.errors import status_of
     from app.core.errors import ArtifactError, ServiceError, StoreUnavailable
@@ -128,7 +128,7 @@ class MethodOptions:
     tune_pairs: list[Path] | None
     no_tune: bool
 
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
         """The parameters of the chosen method; for `auto` with `--also`, those of each competitor too."""
         unknown = sorted(set(self.also) - set(ALSO_METHODS))
         if unknown or (self.also and self.method != Method.AUTO):
@@ -139,7 +139,7 @@ class MethodOptions:
             return {"also": {m: self._params_of(m) for m in self.also}}
         return self._params_of(self.method)
 
-    def _params_of(self, method: str) -> dict:
+    def _params_of(self, method: str) -> dict[str, Any]:
         """The parameters `method` takes, picked from the options by name."""
         match method:
             case Method.FLOW:
@@ -175,10 +175,10 @@ def method_options(
     )
 
 
-def with_options(group: Callable, name: str = "options") -> Callable[[Callable], Callable]:
+def with_options(group: Callable[..., Any], name: str = "options") -> Callable[[Callable], Callable]:
     """Give a command `group`'s parameters in place of its parameter `name`, which then receives `group(...)`."""
 
-    def decorate(command: Callable) -> Callable:
+    def decorate(command: Callable[..., Any]) -> Callable:
         signature = inspect.signature(command, eval_str=True)
         own = list(signature.parameters.values())
         grouped = list(inspect.signature(group, eval_str=True).parameters.values())

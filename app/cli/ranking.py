@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -84,7 +84,7 @@ def _judged(services, collection: str):
     return served, judged_queries(services.store.judgments.all(served.served.collection_key))
 
 
-def _tune_space(services, collection: str, publish: bool) -> dict | None:
+def _tune_space(services, collection: str, publish: bool) -> dict[str, Any] | None:
     """The search space step: chosen on the stored raw vectors; published to the collection when kept."""
     from app.correction.publication import publish as publish_artifact
     from app.offline.collection_fit import stored_documents
@@ -110,7 +110,7 @@ def _tune_space(services, collection: str, publish: bool) -> dict | None:
     return record
 
 
-def _tune_ranking(services, collection: str, publish: bool) -> dict:
+def _tune_ranking(services, collection: str, publish: bool) -> dict[str, Any]:
     """The ranking step: chosen on candidate lists the collection's search service makes; published when kept."""
     from app.index.fusion import fuse
     from app.offline.judged_ranking import tune as tune_on

@@ -7,6 +7,7 @@ import io
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +51,15 @@ def _hashed(value, exact: bool = False) -> bytes:
 
 
 def content_id(
-    method: str, params: dict, backbone: BackboneRef, corpus: CorpusRef, mu, W, arrays: dict, *, exact: bool = False
+    method: str,
+    params: dict[str, Any],
+    backbone: BackboneRef,
+    corpus: CorpusRef,
+    mu,
+    W,
+    arrays: dict,
+    *,
+    exact: bool = False,
 ) -> str:
     """`{method}-{hash}` of what the correction is: refitting the same thing, here or elsewhere, gives the same id."""
     content = hashlib.sha256(_hashed(mu, exact) + _hashed(W, exact))
@@ -65,15 +74,17 @@ class CorrectionArtifact:
     """mu and W of `y = (x - mu) @ W`, with everything needed to trust and trace them."""
 
     method: str
-    params: dict
+    params: dict[str, Any]
     backbone: BackboneRef
     corpus: CorpusRef
     mu: np.ndarray = field(repr=False)
     W: np.ndarray = field(repr=False)
     created_at: str = ""
     id: str = ""
-    extra: dict = field(default_factory=dict)
-    arrays: dict = field(default_factory=dict, repr=False)  # flow and SIF stages before (x - mu) @ W; search's own map
+    extra: dict[str, Any] = field(default_factory=dict)
+    arrays: dict[str, Any] = field(
+        default_factory=dict, repr=False
+    )  # flow and SIF stages before (x - mu) @ W; search's own map
 
     @classmethod
     def create(cls, *, method, params, backbone, corpus, mu, W, extra=None, arrays=None) -> CorrectionArtifact:
@@ -100,7 +111,7 @@ class CorrectionArtifact:
     def out_dim(self) -> int:
         return int(self.W.shape[1])
 
-    def metadata(self) -> dict:
+    def metadata(self) -> dict[str, Any]:
         """Everything but the arrays, JSON-ready; what /info and the store's index show."""
         return {
             "format": FORMAT_VERSION,

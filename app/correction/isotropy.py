@@ -3,6 +3,8 @@ uses, in pure numpy."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from app.correction.pipeline import Correction, l2_normalize
@@ -74,7 +76,7 @@ def mean_random_cosine(x: np.ndarray, *, pairs: int = RANDOM_PAIRS, seed: int = 
     return float(np.mean(cosines)) if len(cosines) else 0.0
 
 
-def isotropy_report(x: np.ndarray) -> dict:
+def isotropy_report(x: np.ndarray) -> dict[str, Any]:
     """The figures shown by `isotropy` and /info, on unit vectors (what cosine similarity sees)."""
     unit = l2_normalize(np.asarray(x, dtype=np.float64))
     variances = principal_variances(unit)
@@ -121,7 +123,7 @@ def positives(scores: np.ndarray, gold: float = POSITIVE_GOLD) -> np.ndarray:
 
 def alignment_uniformity(
     left: np.ndarray, right: np.ndarray, scores: np.ndarray, texts: list[str], *, gold: float = POSITIVE_GOLD
-) -> dict:
+) -> dict[str, Any]:
     """Alignment on the positive pairs and uniformity over each distinct sentence of the pairs once (`texts`: the
     left then the right sentences, so two spaces of the same pairs are measured on the same pairs of sentences)."""
     keep = positives(scores, gold)
@@ -133,11 +135,13 @@ def alignment_uniformity(
     }
 
 
-def space_geometry(correction: Correction, sample: np.ndarray, pairs=None, *, gold: float = POSITIVE_GOLD) -> dict:
+def space_geometry(
+    correction: Correction, sample: np.ndarray, pairs=None, *, gold: float = POSITIVE_GOLD
+) -> dict[str, Any]:
     """Uniformity of the fitting corpus's `sample` and alignment of the positive labelled `pairs` (left, right,
     gold; none: no alignment), raw and corrected: what /info shows of the served correction. A correction that
     pools its own way (SIF) would need the pairs encoded again, so its corrected alignment is left to `eval`."""
-    record: dict = {"gold_threshold": gold, "positive_pairs": 0, "uniformity_sentences": int(len(sample))}
+    record: dict[str, Any] = {"gold_threshold": gold, "positive_pairs": 0, "uniformity_sentences": int(len(sample))}
     left = right = None
     if pairs is not None:
         keep = positives(pairs[2], gold)

@@ -7,6 +7,7 @@ text is pooled, so its vectors come from encoding the texts again, not from the 
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -51,7 +52,7 @@ class Correction:
         """The map search uses: the artifact's own map for search when it has one, else this one."""
         return Correction(self.artifact, for_search=True) if SEARCH_W in self.artifact.arrays else self
 
-    def describe_search(self) -> dict:
+    def describe_search(self) -> dict[str, Any]:
         """Which space search runs in, for /info, /search and the page."""
         shared = {"shared_with_similarity": True, "method": self.artifact.method, "params": self.artifact.params}
         return {**shared, **self.artifact.extra.get("search", {}), "correction": self.id, "dim": self.search.dim}

@@ -8,6 +8,7 @@ NDCG and recall). An artifact may carry a second, linear map of the raw vectors 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -31,17 +32,17 @@ class SearchChoice:
     """The search map (None: the similarity correction's own) and the record /info shows of it."""
 
     method: str
-    params: dict
+    params: dict[str, Any]
     mu: np.ndarray | None = field(default=None, repr=False)
     W: np.ndarray | None = field(default=None, repr=False)
-    record: dict = field(default_factory=dict)
+    record: dict[str, Any] = field(default_factory=dict)
 
     @property
     def arrays(self) -> dict[str, np.ndarray]:
         """What the artifact stores for it: nothing when search shares the similarity space."""
         return {} if self.W is None else {SEARCH_MU: self.mu, SEARCH_W: self.W}
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         dim = None if self.W is None else int(self.W.shape[1])
         return {
             "shared_with_similarity": self.W is None,
@@ -52,12 +53,12 @@ class SearchChoice:
         }
 
 
-def raw_space(dim: int, record: dict) -> SearchChoice:
+def raw_space(dim: int, record: dict[str, Any]) -> SearchChoice:
     """Search on the backbone's own vectors: the identity map."""
     return SearchChoice(Method.NONE, {}, np.zeros(dim, dtype=np.float32), np.eye(dim, dtype=np.float32), record)
 
 
-def default_search(method: str, params: dict, dim: int, raw_mean_cosine: float) -> SearchChoice:
+def default_search(method: str, params: dict[str, Any], dim: int, raw_mean_cosine: float) -> SearchChoice:
     """The documented choice without relevance judgments (see CONE_COSINE)."""
     record = {"rule": DEFAULT_RULE, "raw_mean_random_cosine": round(float(raw_mean_cosine), 4)}
     if method != Method.NONE and raw_mean_cosine < CONE_COSINE:
@@ -65,7 +66,7 @@ def default_search(method: str, params: dict, dim: int, raw_mean_cosine: float) 
     return SearchChoice(method, params, record=record)
 
 
-def check_search_arrays(arrays: dict, dim: int) -> str | None:
+def check_search_arrays(arrays: dict[str, Any], dim: int) -> str | None:
     """Why the stored search map cannot serve vectors of `dim`, or None when it can (or there is none)."""
     if (SEARCH_MU in arrays) != (SEARCH_W in arrays):
         return f"{SEARCH_MU} and {SEARCH_W} go together"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.stats import rankdata
@@ -25,7 +26,7 @@ MIN_GAIN = 0.1  # a correction replaces `none` only if its gain's 95% lower boun
 DEFAULT_PARAMS = {"alpha": 0.15, "eps": 0.1, "drop": 0, "dim": 256}
 
 
-def default_choice(dim: int) -> tuple[str, dict]:
+def default_choice(dim: int) -> tuple[str, dict[str, Any]]:
     """The documented correction for `auto` when no labelled pairs are given."""
     return Method.WHITENING, {**DEFAULT_PARAMS, "dim": min(DEFAULT_PARAMS["dim"], dim)}
 
@@ -64,7 +65,7 @@ class Candidate:
     """One correction of the searched family and its Spearman x100 on the tuning pairs."""
 
     method: str
-    params: dict
+    params: dict[str, Any]
     dim: int
     score: float
     isotropy: float  # IsoScore of the corrected fitting corpus: the tie-break between equal scores
@@ -85,7 +86,7 @@ def _cosines_at(products: np.ndarray, sq_left: np.ndarray, sq_right: np.ndarray,
     return (products @ mask) / np.maximum(norms, 1e-12)
 
 
-def family(alpha: float, eps: float, drop: int, full: int) -> list[tuple[str, dict, int]]:
+def family(alpha: float, eps: float, drop: int, full: int) -> list[tuple[str, dict[str, Any], int]]:
     """The (method, params, dims) members that share one projection: every prefix of its columns."""
     if alpha == 0.0:  # a rotation: at full dims it is centring (drop 0) or ABTT (drop > 0)
         if eps > 0.0:
@@ -151,7 +152,7 @@ class Selection:
     n_candidates: int
     tuned_on: str
 
-    def record(self) -> dict:
+    def record(self) -> dict[str, Any]:
         """The provenance kept in the artifact and shown by /info."""
         return {
             "tuned_on": self.tuned_on,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import faiss
 import numpy as np
@@ -96,7 +97,7 @@ def calibrate(
     return {**params, RERANK: max(depths)} if rows is not None else params
 
 
-def ranked(query: np.ndarray, scores: np.ndarray, labels: np.ndarray, rows: Rows | None, self_label: int) -> list:
+def ranked(query: np.ndarray, scores: np.ndarray, labels: np.ndarray, rows: Rows | None, self_label: int) -> list[Any]:
     """The top-10 labels of one query's candidates, other than itself: re-scored exactly when `rows` is given."""
     keep = (labels >= 0) & (labels != self_label)
     labels, scores = labels[keep], scores[keep]

@@ -3,9 +3,9 @@ Ray Serve (CE_SHARDS: `shards.fanout.ShardedDense`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -16,6 +16,8 @@ from app.index.search_index import SearchIndex, dense_hits
 if TYPE_CHECKING:
     from app.index.document_vectors import DocumentVectors
 
+Allowed = Collection[str]  # the documents a filter leaves (index/filters), searched among
+Where = Mapping[str, Any]  # a metadata filter as JSON, for shards that apply it themselves
 StoredVectors = Callable[[Sequence[str]], np.ndarray]  # index keys -> their vectors in the search space
 
 
@@ -31,7 +33,14 @@ class DenseList:
 
 
 class DenseSource(Protocol):
-    def search(self, index: SearchIndex, vector: np.ndarray, depth: int, allowed=None, where=None) -> DenseList: ...
+    def search(
+        self,
+        index: SearchIndex,
+        vector: np.ndarray,
+        depth: int,
+        allowed: Allowed | None = None,
+        where: Where | None = None,
+    ) -> DenseList: ...
 
     def scale(self, index: SearchIndex) -> DenseScale | None:
         """The collection's range of cosines (index/dense_scale), measured again once it has grown or shrunk."""
@@ -43,7 +52,14 @@ class LocalDense:
     def __init__(self, vectors: DocumentVectors):
         self.vectors = vectors
 
-    def search(self, index: SearchIndex, vector: np.ndarray, depth: int, allowed=None, where=None) -> DenseList:
+    def search(
+        self,
+        index: SearchIndex,
+        vector: np.ndarray,
+        depth: int,
+        allowed: Allowed | None = None,
+        where: Where | None = None,
+    ) -> DenseList:
         stored = self.vectors.exact_vectors(index.correction, index.dense.dim)
         with span("index.dense_search", depth=depth, size=len(index.dense)):
             hits, best = dense_hits(index, vector, depth, allowed, stored if index.dense.lossy else None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ class DenseScale:
     def stale(self, vectors: int) -> bool:
         return abs(vectors - self.vectors) > STALE_AFTER * max(self.vectors, 1)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"low": round(self.low, 4), "high": round(self.high, 4), "vectors": self.vectors}
 
 

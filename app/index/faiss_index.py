@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
+from typing import Any
 
 import faiss
 import numpy as np
@@ -242,7 +243,9 @@ class VectorIndex:
         labels, queries, truth = calibration_sample(vectors, seed=seed)
         return self.calibrate_on(queries, truth, selves=labels, rows=lambda found: vectors[found])
 
-    def calibrate_on(self, queries: np.ndarray, truth: np.ndarray, *, selves=None, rows: Rows | None = None) -> dict:
+    def calibrate_on(
+        self, queries: np.ndarray, truth: np.ndarray, *, selves=None, rows: Rows | None = None
+    ) -> dict[str, Any]:
         """Set the search depth for the recall target on queries whose true top-10 labels are known; `rows` gives
         the exact vectors of labels, for a compressed index's re-ranking."""
         with self._lock.reading():
@@ -258,7 +261,7 @@ class VectorIndex:
         with self._lock.reading():
             return int(faiss.serialize_index(self._index).nbytes)
 
-    def state(self) -> tuple[np.ndarray, dict]:
+    def state(self) -> tuple[np.ndarray, dict[str, Any]]:
         """The FAISS bytes and what is needed to rebuild this object around them."""
         with self._lock.reading():
             meta = {k: getattr(self, k) for k in ("dim", "requested", "factory", "correction_id", "recall")}
@@ -267,7 +270,7 @@ class VectorIndex:
             return faiss.serialize_index(self._index), meta
 
     @classmethod
-    def from_state(cls, data: np.ndarray, meta: dict, *, depth: SearchDepth | None = None) -> VectorIndex:
+    def from_state(cls, data: np.ndarray, meta: dict[str, Any], *, depth: SearchDepth | None = None) -> VectorIndex:
         index = cls(
             meta["dim"], meta["requested"], correction_id=meta["correction_id"], recall=meta["recall"], depth=depth
         )
@@ -282,7 +285,7 @@ class VectorIndex:
         index._free = [i for i, d in enumerate(index._doc_of) if d is None and i not in index._dead]
         return index
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {
             "size": len(self),
             "dim": self.dim,

@@ -7,6 +7,7 @@ import bisect
 import json
 import threading
 from collections.abc import Mapping, Set
+from typing import Any
 
 from app.index.metadata_filter import (
     POSITIVE,
@@ -33,7 +34,7 @@ def _presence(path: str) -> str:
     return json.dumps([path])
 
 
-def _terms(metadata: Mapping | None) -> list[str]:
+def _terms(metadata: Mapping[str, Any] | None) -> list[str]:
     values, present = flatten(metadata)
     terms = {_term(path, v) for path, vs in values.items() for v in vs}
     return sorted(terms | {_presence(path) for path in present})
@@ -47,11 +48,11 @@ class FieldIndex:
         self._docs: dict[str, set[str]] = {}
         self._terms_of: dict[str, list[str]] = {}
         self._of_path: dict[str, set[str]] = {}  # path -> its value terms
-        self._sorted: dict[tuple[str, str], tuple[list, list[str]]] = {}  # (path, kind) -> values, their terms
+        self._sorted: dict[tuple[str, str], tuple[list[Any], list[str]]] = {}  # (path, kind) -> values, their terms
         self._lock = threading.Lock()
         self.version = 0  # one more at each write: a filter's ids read at one version are the same ids
 
-    def upsert(self, doc_id: str, metadata: Mapping | None) -> None:
+    def upsert(self, doc_id: str, metadata: Mapping[str, Any] | None) -> None:
         terms = _terms(metadata)
         with self._lock:
             self._remove(doc_id)
@@ -92,7 +93,7 @@ class FieldIndex:
             for of_kind in ("number", "string"):
                 self._sorted.pop((path, of_kind), None)
 
-    def matching(self, where: Mapping | Filter, *, copy: bool = True) -> Set[str]:
+    def matching(self, where: Mapping[str, Any] | Filter, *, copy: bool = True) -> Set[str]:
         """Ids of the documents the filter selects (a request's JSON, or its parsed tree). With `copy` false, a
         single term's own list may come back as it is, not copied (half a million ids take milliseconds to copy):
         for membership tests and C-level copies, which writers cannot interleave with."""
@@ -130,7 +131,7 @@ class FieldIndex:
             high = (bisect.bisect_left if tree.op == "$lt" else bisect.bisect_right)(values, tree.value)
         return set().union(*(self._docs[t] for t in terms[low:high]))
 
-    def _sorted_values(self, path: str, of_kind: str) -> tuple[list, list[str]]:
+    def _sorted_values(self, path: str, of_kind: str) -> tuple[list[Any], list[str]]:
         key = (path, of_kind)
         if key not in self._sorted:
             decoded = ((json.loads(term)[1], term) for term in self._of_path.get(path, ()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -67,11 +68,11 @@ class Ranking:
             raise ValueError(f"feedback weight must be within (0, {MAX_FEEDBACK_WEIGHT}], got {self.feedback_weight}")
 
     @classmethod
-    def from_record(cls, record: dict) -> Ranking:
+    def from_record(cls, record: dict[str, Any]) -> Ranking:
         """A ranking recorded by another version (an artifact's, a tune's): the fields this one knows."""
         return cls(**{f.name: record[f.name] for f in fields(cls) if f.name in record})
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         fused = self.mode == "hybrid"
         return {
             "mode": self.mode,
@@ -84,7 +85,7 @@ class Ranking:
         }
 
     @property
-    def feedback(self) -> dict | None:
+    def feedback(self) -> dict[str, Any] | None:
         """Pseudo-relevance feedback as a request states it; None when off (or in lexical mode: no query vector)."""
         if not self.feedback_docs or self.mode == "lexical":
             return None
@@ -164,7 +165,7 @@ def fuse(found: Candidates, ranking: Ranking) -> list[tuple[str, float]]:
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def explanations(found: Candidates, ranking: Ranking, doc_ids: Sequence[str]) -> dict[str, dict]:
+def explanations(found: Candidates, ranking: Ranking, doc_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """For each document: its rank and cosine in the dense list, its rank, BM25 and coverage in the lexical one (None
     where a list missed it), and in hybrid mode what the fused score took from each."""
     dense_at = {d: (rank, s) for rank, (d, s) in enumerate(found.dense, 1)}

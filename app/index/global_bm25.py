@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import tantivy
 
@@ -44,7 +45,7 @@ class LexicalStatistics:
     def average_length(self) -> float:
         return self.tokens / self.docs if self.docs else 0.0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"docs": self.docs, "tokens": self.tokens, "doc_freq": self.doc_freq}
 
 
@@ -100,18 +101,18 @@ def _bm25(matched: list[tuple[str, float, float]], total: LexicalStatistics) -> 
     )
 
 
-def _details(node: dict) -> dict[str, float]:
+def _details(node: dict[str, Any]) -> dict[str, float]:
     """A node's children's values by the first word of their description."""
     return {d["description"].split(",")[0].split(" ")[0]: d["value"] for d in node.get("details", [])}
 
 
-def _walk(node: dict):
+def _walk(node: dict[str, Any]):
     yield node
     for child in node.get("details", []):
         yield from _walk(child)
 
 
-def _matches(explanation: dict) -> list[tuple[str, float, float]]:
+def _matches(explanation: dict[str, Any]) -> list[tuple[str, float, float]]:
     """(term, frequency in the document, the document's length) for each term clause that matched."""
     out = []
     for node in _walk(explanation):
@@ -123,7 +124,7 @@ def _matches(explanation: dict) -> list[tuple[str, float, float]]:
     return out
 
 
-def _counts(explanation: dict) -> tuple[int, float]:
+def _counts(explanation: dict[str, Any]) -> tuple[int, float]:
     """(documents, average length) from the explanation of a term's score."""
     for node in _walk(explanation):
         if node.get("description", "").startswith("idf"):

@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.index.builder import IndexBuilder
 from app.index.passages import passage_of, stored_spans
@@ -30,7 +31,7 @@ class Drift:
     def count(self) -> int:
         return self.missing + self.extra
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"missing": self.missing, "extra": self.extra, "examples": list(self.examples)}
 
 
@@ -50,7 +51,7 @@ class IntegrityCheck:
     def drift(self) -> int:
         return self.dense.count + (self.lexical.count if self.lexical else 0)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {
             "ok": self.drift == 0,
             "full": self.full,

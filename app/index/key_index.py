@@ -5,6 +5,7 @@ bookkeeping are unchanged; searching it is a bug, refused."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +63,7 @@ class KeyIndex:
     def memory_bytes(self) -> int:
         return 0
 
-    def state(self) -> tuple[np.ndarray, dict]:
+    def state(self) -> tuple[np.ndarray, dict[str, Any]]:
         meta = {
             "kind": SHARDED,
             "dim": self.dim,
@@ -74,12 +75,12 @@ class KeyIndex:
         return np.zeros(0, dtype=np.uint8), meta
 
     @classmethod
-    def from_state(cls, _data: np.ndarray, meta: dict, **_options) -> KeyIndex:
+    def from_state(cls, _data: np.ndarray, meta: dict[str, Any], **_options) -> KeyIndex:
         index = cls(meta["dim"], correction_id=meta["correction_id"], recall=meta["recall"])
         index._keys = set(meta["keys"])
         return index
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {
             "size": len(self),
             "dim": self.dim,

@@ -18,6 +18,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import tantivy
 
@@ -59,7 +60,7 @@ class Analyzer:
             builder = builder.filter(tantivy.Filter.stemmer(self.language))
         return builder.build()
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -256,7 +257,7 @@ class LexicalIndex:
         shutil.rmtree(self.folder, ignore_errors=True)
         os.close(self._owner)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {
             "documents": len(self),
             "dead_versions": self.dead,

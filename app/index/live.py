@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from app.core.errors import StoreUnavailable
 from app.correction.pipeline import Correction
@@ -40,7 +40,7 @@ class ServedIndex(Protocol):
 
     def close(self) -> None: ...
 
-    def status(self) -> dict: ...
+    def status(self) -> dict[str, Any]: ...
 
 
 # Given the id of the correction being served: the one to serve instead, when another has been published.
@@ -79,12 +79,12 @@ class LiveIndex:
         self._lock = threading.RLock()
         self._verify_interval = verify_interval
         self.integrity: IntegrityCheck | None = None  # the last comparison with the store: /info and /metrics show it
-        self.opened: dict = {}  # how the served index was opened: from a snapshot, or built and why
+        self.opened: dict[str, Any] = {}  # how the served index was opened: from a snapshot, or built and why
         self.current = self._open(correction)
         # What the snapshot on disk holds: (index, change); an index built from the store is worth one at once.
         self._snapshotted = (self.current, self.current.applied if self.opened["from"] == "snapshot" else None)
         self._snapshot_at = self._verified_at = time.monotonic()
-        self._rebuild: Future | None = None
+        self._rebuild: Future[Any] | None = None
         self._rebuild_target: str | None = None
         self._quiet = (self.current.applied, 0)  # the last change seen, and follower steps since it changed
         self._stop = threading.Event()
@@ -144,7 +144,7 @@ class LiveIndex:
     def rebuilding(self) -> bool:
         return self._rebuild is not None and not self._rebuild.done()
 
-    def rebuild(self, correction: Correction | None, reason: str) -> Future:
+    def rebuild(self, correction: Correction | None, reason: str) -> Future[Any]:
         """Start a rebuild for `correction` (one at a time); the future gives the new correction id."""
         with self._lock:
             if self.rebuilding:
@@ -155,7 +155,7 @@ class LiveIndex:
         threading.Thread(target=self._run_rebuild, args=(correction, future), name="index-rebuild", daemon=True).start()
         return future
 
-    def _run_rebuild(self, correction: Correction | None, future: Future) -> None:
+    def _run_rebuild(self, correction: Correction | None, future: Future[Any]) -> None:
         try:
             index = self.builder.build(correction)
             with self._lock:
@@ -263,7 +263,7 @@ class LiveIndex:
             log.exception("index snapshot at shutdown failed")
         self.current.close()
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         index = self.current
         return {
             **index.dense.describe(),

@@ -66,7 +66,7 @@ def parse(raw: Any) -> Filter:
     return tree
 
 
-def _document(raw: Mapping, depth: int) -> Filter:
+def _document(raw: Mapping[str, Any], depth: int) -> Filter:
     if depth > MAX_DEPTH:
         raise FilterError(f"filters nest at most {MAX_DEPTH} deep")
     parts = [_clause(key, value, depth) for key, value in raw.items()]
@@ -143,7 +143,7 @@ def conditions(tree: Filter) -> Iterator[Condition]:
             yield from conditions(part)
 
 
-def flatten(metadata: Mapping | None) -> tuple[dict[str, list[Scalar]], set[str]]:
+def flatten(metadata: Mapping[str, Any] | None) -> tuple[dict[str, list[Scalar]], set[str]]:
     """Each path's scalar values (walking objects and lists), and every path present (a list or object included)."""
     values: dict[str, list[Scalar]] = {}
     present: set[str] = set()
@@ -191,7 +191,7 @@ def satisfies(value: Scalar, op: str, operand: Any) -> bool:
 POSITIVE = {"$ne": "$eq", "$nin": "$in"}
 
 
-def matches(tree: Filter, metadata: Mapping | None) -> bool:
+def matches(tree: Filter, metadata: Mapping[str, Any] | None) -> bool:
     """Whether a document's metadata passes the filter: the reference every index's answer must equal."""
     values, present = flatten(metadata)
     return _holds(tree, values, present)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class SearchIndex:
         """The map documents and queries are searched in: the correction's own for search, when it has one."""
         return self.correction.search if self.correction else None
 
-    def describe_search(self) -> dict:
+    def describe_search(self) -> dict[str, Any]:
         """Which space search runs in, for /info, /search and the page."""
         if self.correction is None:
             return {
@@ -100,7 +101,9 @@ class PassageKeys:
         return iter(self.index.keys_of(self.doc_ids))
 
 
-def dense_hits(index: SearchIndex, vector: np.ndarray, depth: int, allowed, exact=None) -> tuple[list, dict[str, int]]:
+def dense_hits(
+    index: SearchIndex, vector: np.ndarray, depth: int, allowed, exact=None
+) -> tuple[list[Any], dict[str, int]]:
     """The top `depth` documents by their best passage's cosine, and which passage that was; passages are
     searched deeper until `depth` distinct documents are found or the index has no more."""
     keys = PassageKeys(allowed, index) if allowed is not None and index.passages else allowed

@@ -11,6 +11,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ class SnapshotFile:
         tag = hashlib.sha256(f"{store.prefix}:{collection_key}{':' + part if part else ''}".encode()).hexdigest()[:16]
         self.path = Path(folder) / f"{tag}.npz" if folder else None
 
-    def capture(self, index: SearchIndex) -> tuple[np.ndarray, dict]:
+    def capture(self, index: SearchIndex) -> tuple[np.ndarray, dict[str, Any]]:
         """The bytes of a snapshot of `index`, taken while nothing writes to it (the caller holds the write lock);
         the lexical index's files are hard-linked beside it now."""
         data, meta = index.dense.state()
@@ -65,7 +66,7 @@ class SnapshotFile:
         }
         return data, state
 
-    def write(self, data: np.ndarray, state: dict) -> Path | None:
+    def write(self, data: np.ndarray, state: dict[str, Any]) -> Path | None:
         """Write a captured snapshot: a temporary file, fsync, then an atomic rename over the previous one."""
         if self.path is None:
             return None
@@ -96,7 +97,7 @@ class SnapshotFile:
         for folder in self.path.parent.glob(f"{self.path.stem}.lexical-*"):
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _drop_old_lexical(self, kept: dict | None) -> None:
+    def _drop_old_lexical(self, kept: dict[str, Any] | None) -> None:
         """Lexical snapshots no snapshot names, once old enough that no writer is about to name them."""
         now = time.time()
         for folder in self.path.parent.glob(f"{self.path.stem}.lexical-*"):
@@ -129,7 +130,7 @@ class SnapshotFile:
         except (KeyError, TypeError, ValueError, RuntimeError, OSError) as exc:
             raise SnapshotRefused(f"malformed snapshot: {exc!r}") from exc
 
-    def _open_lexical(self, saved: dict | None, builder: IndexBuilder) -> LexicalIndex | None:
+    def _open_lexical(self, saved: dict[str, Any] | None, builder: IndexBuilder) -> LexicalIndex | None:
         if builder.analyzer is None:
             return None
         lexical = LexicalIndex.from_snapshot(
@@ -138,7 +139,7 @@ class SnapshotFile:
         lexical.dead = int(saved.get("dead", 0))  # its unmerged deleted versions still count until it is compacted
         return lexical
 
-    def _check(self, state: dict, data: np.ndarray, wanted: str | None, builder: IndexBuilder) -> None:
+    def _check(self, state: dict[str, Any], data: np.ndarray, wanted: str | None, builder: IndexBuilder) -> None:
         """Raise SnapshotRefused unless this snapshot belongs to this store, collection, correction and settings."""
         dense, factory, recall, lexical = state["dense"], builder.factory, builder.recall, state.get("lexical")
         analyzer = Analyzer(**lexical["analyzer"]) if lexical else None

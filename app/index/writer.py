@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from app.correction.pipeline import Correction
 from app.index.builder import IndexBuilder
@@ -36,5 +37,5 @@ class WriterIndex:
     def close(self) -> None:
         """Nothing runs in the background."""
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         return self.current.dense.describe()

@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -66,7 +67,7 @@ class AdaptConfig:
 class AdaptResult:
     """The best weights found, how they scored, and what training did."""
 
-    state: dict = field(repr=False)
+    state: dict[str, Any] = field(repr=False)
     start_score: float
     best_score: float
     best_step: int
@@ -152,7 +153,7 @@ class TuningScorer:
     pairs: Sequence[Pairs]
     pooling: str
     select: str = "auto"  # or "raw"
-    log: list[dict] = field(default_factory=list)
+    log: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         left = [t for p in self.pairs for t in p.left]

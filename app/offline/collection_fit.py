@@ -8,6 +8,7 @@ unless the collection's own fit clearly beats it on labelled pairs.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ def stored_corpus(store: RedisStore, collection_key: str, dim: int) -> tuple[lis
 
 def guarded_choice(
     backbone, own: CorrectionArtifact, general: CorrectionArtifact | None, tuning: TuningPairs
-) -> tuple[CorrectionArtifact | None, dict]:
+) -> tuple[CorrectionArtifact | None, dict[str, Any]]:
     """The collection's own fit if its gain over the general correction (or raw) on the tuning pairs has a 95%
     bootstrap lower bound of MIN_GAIN, else the general one; and the comparison (kept in the own fit's extra)."""
     mine, theirs = scored_on(backbone, own, tuning), scored_on(backbone, general, tuning)

@@ -9,6 +9,7 @@ import json
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,7 @@ def _settings_json(settings: Settings) -> str:
     return settings.model_dump_json(exclude={"api_keys"})  # actors need the backbone's settings, never secrets
 
 
-def _on_actors(items: list[dict], actor, settings: Settings, workers: int):
+def _on_actors(items: list[dict[str, Any]], actor, settings: Settings, workers: int):
     """`items` through `workers` actors of class `actor`, a batch at a time, each on one CPU."""
     import ray.data
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ def corpus_ref(sentences: Sequence[str], source: str = "") -> CorpusRef:
 
 
 def new_artifact(
-    backbone: Backbone, corpus: CorpusRef, method: str, params: dict, mu, W, arrays=None
+    backbone: Backbone, corpus: CorpusRef, method: str, params: dict[str, Any], mu, W, arrays=None
 ) -> CorrectionArtifact:
     """An artifact of `method` fitted on `corpus` for `backbone`."""
     return CorrectionArtifact.create(
@@ -63,7 +64,7 @@ def fit_from_vectors(
     sentences: Sequence[str],
     vectors: np.ndarray,
     method: str,
-    params: dict,
+    params: dict[str, Any],
     source: str = "",
     *,
     tuning: TuningPairs | None = None,
@@ -89,13 +90,13 @@ def fit_from_stats(
     stats: CovarianceStats,
     sample: np.ndarray,
     method: str,
-    params: dict,
+    params: dict[str, Any],
     *,
     tuning: TuningPairs | None = None,
     judged: list[JudgedSet] | None = None,
 ) -> CorrectionArtifact:
     """Fit from statistics gathered anywhere (one process, or reduced from many); `sample` gives the isotropy."""
-    extra: dict = {}
+    extra: dict[str, Any] = {}
     if method == Method.AUTO:
         if tuning is None:
             method, params = default_choice(backbone.dim)
@@ -115,7 +116,12 @@ def fit_from_stats(
 
 
 def fit_flow(
-    backbone: Backbone, sentences: Sequence[str], vectors: np.ndarray, params: dict, source: str = "", progress=True
+    backbone: Backbone,
+    sentences: Sequence[str],
+    vectors: np.ndarray,
+    params: dict[str, Any],
+    source: str = "",
+    progress=True,
 ) -> CorrectionArtifact:
     """BERT-flow: a flow trained to map the vectors onto N(0, I), optionally followed by whitening of its output."""
     from app.correction.flow_training import FlowTraining, train_flow
@@ -141,7 +147,12 @@ def fit_flow(
 
 
 def fit_sif(
-    backbone: Backbone, sentences: Sequence[str], raw: np.ndarray, params: dict, source: str = "", progress=True
+    backbone: Backbone,
+    sentences: Sequence[str],
+    raw: np.ndarray,
+    params: dict[str, Any],
+    source: str = "",
+    progress=True,
 ) -> CorrectionArtifact:
     """SIF: token weights from the corpus's own counts, the corpus pooled with them, its first component removed."""
     if not Pooling(backbone.pooling).averages_tokens:
@@ -178,7 +189,7 @@ def fit_auto_also(
     backbone: Backbone,
     sentences: Sequence[str],
     vectors: np.ndarray,
-    also: dict[str, dict],
+    also: dict[str, dict[str, Any]],
     source: str,
     tuning: TuningPairs | None,
     progress: bool = True,
@@ -225,14 +236,14 @@ def scored_on(backbone: Backbone, artifact: CorrectionArtifact | None, tuning: T
     return Candidate(method, params, dim, spearman_x100(left, right, tuning.gold), 0.0, np.sum(left * right, axis=1))
 
 
-def geometry(artifact: CorrectionArtifact, vectors: np.ndarray, tuning: TuningPairs | None) -> dict:
+def geometry(artifact: CorrectionArtifact, vectors: np.ndarray, tuning: TuningPairs | None) -> dict[str, Any]:
     """Alignment on the tuning pairs' paraphrases and uniformity on (a sample of) the fitting corpus, raw and
     corrected; see `isotropy.space_geometry`."""
     sample = sample_rows(vectors, GEOMETRY_SAMPLE)
     return space_geometry(Correction(artifact), sample, tuning.arrays if tuning is not None else None)
 
 
-def isotropy_pair(artifact: CorrectionArtifact, raw: np.ndarray, pooled: np.ndarray | None = None) -> dict:
+def isotropy_pair(artifact: CorrectionArtifact, raw: np.ndarray, pooled: np.ndarray | None = None) -> dict[str, Any]:
     """Isotropy of the fitting corpus's vectors, as the backbone gives them and corrected (from `pooled`: SIF's)."""
     pooled = raw if pooled is None else pooled
     corrected = Correction(artifact).apply(sample_rows(pooled, ISOTROPY_SAMPLE))
@@ -244,7 +255,7 @@ def applies_to(method: str, pooling: str) -> bool:
     return method != Method.SIF or Pooling(pooling).averages_tokens
 
 
-def fit_artifact(backbone: Backbone, sentences: Sequence[str], method: str, params: dict, **options):
+def fit_artifact(backbone: Backbone, sentences: Sequence[str], method: str, params: dict[str, Any], **options):
     """Encode the corpus, then fit `method` with `params` on it (`options` as `fit_from_vectors` takes them)."""
     vectors = encode_all(backbone, sentences, desc="fitting corpus", progress=options.get("progress", True))
     return fit_from_vectors(backbone, sentences, vectors, method, params, **options)

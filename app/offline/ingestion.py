@@ -9,6 +9,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -34,7 +35,7 @@ class IngestionReport:
     def per_second(self) -> float:
         return self.read / self.seconds if self.seconds else 0.0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "documents_per_s": round(self.per_second, 1)}
 
 

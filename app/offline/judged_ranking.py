@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import asdict, replace
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ def tune_space(
     docs: np.ndarray,
     queries: dict[str, np.ndarray],
     qrels: dict[str, dict[str, int]],
-) -> tuple[CorrectionArtifact | None, dict]:
+) -> tuple[CorrectionArtifact | None, dict[str, Any]]:
     """The served correction with the search space the tuning queries choose (exact search over the stored raw
     vectors `docs`, `queries` raw too), when it differs from the served one and the held-out queries find it no
     worse (NDCG@10); else None. And the record of both spaces' held-out figures."""
@@ -102,7 +103,7 @@ def judged_part(qrels: dict[str, dict[str, int]], lists: dict[str, Candidates], 
     return corpus, [lists[q] for q in queries]
 
 
-def with_feedback(chosen: Ranking, part, tuning: list[str]) -> tuple[Ranking, dict]:
+def with_feedback(chosen: Ranking, part, tuning: list[str]) -> tuple[Ranking, dict[str, Any]]:
     """`chosen` with the feedback candidate that keeps every judged set against it and gains most on the tuning
     queries (the never-worse guard of the rankings), else `chosen` as it is; and what each scored."""
     base = scored(chosen, [part(chosen, tuning)])
@@ -117,12 +118,12 @@ def with_feedback(chosen: Ranking, part, tuning: list[str]) -> tuple[Ranking, di
     return best, {"without": round(100 * float(base.pooled_ndcg.mean()), 2), "with": tried, "chosen": best.feedback}
 
 
-def tune(search, qrels: dict[str, dict[str, int]], default: Ranking) -> dict:
+def tune(search, qrels: dict[str, dict[str, int]], default: Ranking) -> dict[str, Any]:
     """Choose on the tuning part, decide on the held-out part; `search(query, ranking) -> Candidates` (its dense list
     searched again with the ranking's feedback, if any). The record says what was chosen, its figures, and whether
     it is published."""
     tuning, deciding = split(qrels)
-    cache: dict[tuple, dict[str, Candidates]] = {}
+    cache: dict[tuple[Any, ...], dict[str, Candidates]] = {}
 
     def lists_for(ranking: Ranking) -> dict[str, Candidates]:
         key = (ranking.fusion, ranking.lexical_weight, ranking.mode, ranking.feedback_docs, ranking.feedback_weight)

@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -39,15 +40,15 @@ def candidates(feedback: bool = False) -> list[Ranking]:
     return [Ranking("dense", chosen_by=""), Ranking("lexical", chosen_by=""), *hybrid, *fed]
 
 
-def feedback_key(ranking: Ranking) -> tuple:
+def feedback_key(ranking: Ranking) -> tuple[Any, ...]:
     return (ranking.feedback_docs, ranking.feedback_weight) if ranking.feedback else ()
 
 
-def candidate_lists(services, texts: list[str]) -> dict[tuple, list[Candidates]]:
+def candidate_lists(services, texts: list[str]) -> dict[tuple[Any, ...], list[Candidates]]:
     """Each query's dense and lexical candidate lists, made by the search service as /search makes them (key ());
     and for each FEEDBACK, the same with the dense list searched again after the rule's ranking (key (docs, w))."""
     index, search = services.served.current, services.search
-    lists: dict[tuple, list[Candidates]] = {(): [], **{fb: [] for fb in FEEDBACK}}
+    lists: dict[tuple[Any, ...], list[Candidates]] = {(): [], **{fb: [] for fb in FEEDBACK}}
     for text in tqdm(texts, desc="candidate lists", leave=False):
         vector = services.embedding.in_space([text], index.search_correction)
         found, dense = search.candidates(index, text, vector, "hybrid", CANDIDATES, None)
@@ -60,7 +61,7 @@ def candidate_lists(services, texts: list[str]) -> dict[tuple, list[Candidates]]
     return lists
 
 
-def scored(ranking: Ranking, judged: list) -> SearchCandidate:
+def scored(ranking: Ranking, judged: list[Any]) -> SearchCandidate:
     """A ranking's NDCG@10 and Recall@100 per query on every judged collection; a collection's lists are one list of
     Candidates per query, or those keyed by feedback (`candidate_lists`)."""
     ndcg, recall = [], []
@@ -77,7 +78,7 @@ def scored(ranking: Ranking, judged: list) -> SearchCandidate:
     return SearchCandidate(ranking.mode, asdict(ranking), 0, ndcg, recall)
 
 
-def choose_ranking(judged: list, tuned_on: str) -> tuple[Ranking, dict]:
+def choose_ranking(judged: list[Any], tuned_on: str) -> tuple[Ranking, dict[str, Any]]:
     """The best ranking that keeps every judged collection against dense, if its pooled gain is clear."""
     scores = [(r, scored(r, judged)) for r in candidates(all(isinstance(lists, dict) for _, lists in judged))]
     dense = scores[0][1]

@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ class JudgedCorpus:
     qrels: dict[str, dict[str, int]]  # query id -> {document id: grade > 0}
 
 
-def _jsonl(path: Path) -> list[dict]:
+def _jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
@@ -163,10 +164,12 @@ def cached_encoding(encode: Callable[[list[str]], np.ndarray], texts: list[str],
     return vectors
 
 
-def compare(judgments: Judgments, raw: tuple, corrected: tuple, *, factory: str, recall: float) -> dict:
+def compare(
+    judgments: Judgments, raw: tuple[Any, ...], corrected: tuple, *, factory: str, recall: float
+) -> dict[str, Any]:
     """Raw vs corrected (each a (documents, queries) pair of vectors) on exact search and on the served index
     kind: each metric x100, and the corrected one's change as a paired-bootstrap 95% interval."""
-    figures: dict = {"n_queries": len(judgments.ideal_dcg), "n_docs": judgments.width - 1}
+    figures: dict[str, Any] = {"n_queries": len(judgments.ideal_dcg), "n_docs": judgments.width - 1}
     served_index = functools.partial(index_top, factory=factory, recall=recall)
     for prefix, rank in (("", exact_top), ("index_", served_index)):
         found = {

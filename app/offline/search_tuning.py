@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,7 @@ class SearchCandidate:
     """One member of the family and its NDCG@10 and Recall@100 per query, one array per judged set."""
 
     method: str
-    params: dict
+    params: dict[str, Any]
     dim: int
     ndcg: list[np.ndarray] = field(repr=False)
     recall: list[np.ndarray] = field(repr=False)
@@ -62,7 +63,7 @@ def read_judged(folders: Sequence[Path], encode) -> list[JudgedSet]:
     return out
 
 
-def _scored(method: str, params: dict, dim: int, sets: list[JudgedSet], spaces) -> SearchCandidate:
+def _scored(method: str, params: dict[str, Any], dim: int, sets: list[JudgedSet], spaces) -> SearchCandidate:
     """A candidate's metrics from its (queries, documents) vectors in each judged set."""
     found = [s.judgments.per_query(exact_top(q, d)) for s, (q, d) in zip(sets, spaces, strict=True)]
     return SearchCandidate(method, params, dim, [f["ndcg_at_10"] for f in found], [f["recall_at_100"] for f in found])
@@ -116,8 +117,8 @@ class SearchSelection:
     n_candidates: int
     tuned_on: str
 
-    def record(self) -> dict:
-        def points(c: SearchCandidate) -> dict:
+    def record(self) -> dict[str, Any]:
+        def points(c: SearchCandidate) -> dict[str, Any]:
             return {
                 "ndcg_at_10": [round(100 * n.mean(), 2) for n in c.ndcg],
                 "recall_at_100": [round(100 * r.mean(), 2) for r in c.recall],
@@ -158,7 +159,7 @@ def tuned_search(spectrum: Spectrum, sets: list[JudgedSet]) -> SearchChoice:
     return SearchChoice(chosen.method, chosen.params, mu.astype(np.float32), W.astype(np.float32), selection.record())
 
 
-def choose_search(method: str, params: dict, stats, raw_mean_cosine: float, judged: list[JudgedSet] | None):
+def choose_search(method: str, params: dict[str, Any], stats, raw_mean_cosine: float, judged: list[JudgedSet] | None):
     """The search map an artifact stores: tuned on the judgments when given, else the documented default."""
     if judged:
         return tuned_search(Spectrum.of(stats), judged)

@@ -7,6 +7,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -56,7 +57,9 @@ def add_collection(services, collection: JudgedCorpus, *, progress: bool = True)
     return time.perf_counter() - started
 
 
-def search_served(services, collection: JudgedCorpus, modes: list[str | None], *, progress: bool = True) -> dict:
+def search_served(
+    services, collection: JudgedCorpus, modes: list[str | None], *, progress: bool = True
+) -> dict[str, Any]:
     """Each mode's ranked document columns (queries x DEPTH, -1 past the end) and the ranking that made them."""
     column = {doc_id: i for i, doc_id in enumerate(collection.doc_ids)}
     depth = min(DEPTH, len(collection.doc_ids))
@@ -74,7 +77,9 @@ def search_served(services, collection: JudgedCorpus, modes: list[str | None], *
     return found
 
 
-def evaluate_served(settings: Settings, collection: JudgedCorpus, mode: str, *, correction: str | None = None) -> dict:
+def evaluate_served(
+    settings: Settings, collection: JudgedCorpus, mode: str, *, correction: str | None = None
+) -> dict[str, Any]:
     """The mode's NDCG@10, Recall@100 and MRR@10 (x100) against dense alone on the same service (`raw_*`), each
     change with a paired-bootstrap 95% interval; `served` is whatever /search does when a request names no mode."""
     if mode not in MODES:
@@ -102,7 +107,7 @@ def evaluate_served(settings: Settings, collection: JudgedCorpus, mode: str, *, 
     judgments = Judgments.of(collection)
     dense = judgments.per_query(found["dense"][0])
     mine = judgments.per_query(found[asked][0])
-    figures: dict = {
+    figures: dict[str, Any] = {
         "mode": mode,
         "ranking": found[asked][1],
         "correction": correction_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 from app.backbones.base import Backbone
 from app.core.config import Settings
@@ -126,7 +127,7 @@ class Services:
         correction = self.correction
         return correction.dim if correction else self.backbone.dim
 
-    def publish_correction(self, artifact: CorrectionArtifact) -> Future:
+    def publish_correction(self, artifact: CorrectionArtifact) -> Future[Any]:
         """Cache in Redis as current, then rebuild the index from raw vectors in the background and swap."""
         check_compatible(artifact, self.backbone)
         publish(self.store, artifact)
@@ -137,13 +138,13 @@ class Services:
         services do)."""
         return {"store": self.store.ping(), "encoder": self.engine.alive}
 
-    def writes(self) -> dict:
+    def writes(self) -> dict[str, Any]:
         """Whether a document write would be acknowledged now, and why not: reads and searches may still answer
         (from replicas, while a primary fails over), so /ready reports it beside its checks, not among them."""
         refused = self.store.writes_refused()
         return {"accepted": refused is None, "refused_because": refused}
 
-    def info(self) -> dict:
+    def info(self) -> dict[str, Any]:
         index, backbone, settings = self.served.current, self.backbone, self.settings
         return {
             "backbone": {

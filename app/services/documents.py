@@ -8,6 +8,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -31,14 +32,14 @@ class DocumentInput:
 
     text: str
     id: str | None = None
-    metadata: dict | None = None
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class Document:
     id: str
     text: str
-    metadata: dict
+    metadata: dict[str, Any]
 
     @classmethod
     def from_record(cls, record: DocumentRecord) -> Document:
@@ -148,7 +149,7 @@ class DocumentService(OnCollection):
                 deleted += max(existed, present)
         return deleted
 
-    def update_metadata(self, updates: Mapping[str, dict], *, merge: bool = False) -> list[str]:
+    def update_metadata(self, updates: Mapping[str, dict[str, Any]], *, merge: bool = False) -> list[str]:
         """Replace (or merge into) stored documents' metadata, their vectors kept: nothing is encoded again. An id no
         document has is a 404 and nothing is written."""
         records = self.store.documents.get(self.collection_key, list(updates))

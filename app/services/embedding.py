@@ -6,6 +6,7 @@ import asyncio
 import functools
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -151,12 +152,12 @@ class EmbeddingService:
             vectors = l2_normalize(vectors[:, :dims]) if normalize else vectors[:, :dims]
         return vectors, (correction.id if correction else None), cut
 
-    async def tokenize_async(self, texts: Sequence[str]) -> list[dict]:
+    async def tokenize_async(self, texts: Sequence[str]) -> list[dict[str, Any]]:
         """Each text's tokens and ids as the backbone encodes them, and its whole count."""
         self.check_texts(texts)
         backbone = self.backbone
 
-        def tokenize() -> list[dict]:
+        def tokenize() -> list[dict[str, Any]]:
             counts = backbone.token_counts(texts)
             rows = zip(backbone.tokens_of(texts), backbone.token_ids(texts), counts, strict=True)
             return [{"tokens": t, "ids": i, "count": n, "truncated": n > backbone.max_length} for t, i, n in rows]

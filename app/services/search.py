@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from starlette.concurrency import run_in_threadpool
@@ -39,7 +40,9 @@ class SearchHit(Document):
     rank_score: float = 0.0  # what ordered the results: the cosine, the BM25 score or the fused score
     lexical_score: float | None = None  # BM25, when the lexical list had it among its candidates
     passage: tuple[int, int] | None = None  # the best passage's character span, for a document of several
-    explanation: dict | None = None  # asked with `explain`: each list's rank and score, what the fused score took
+    explanation: dict[str, Any] | None = (
+        None  # asked with `explain`: each list's rank and score, what the fused score took
+    )
     passage_index: int = 0  # which passage is the best (0 for a document of one)
     vector: list[float] | None = None  # asked with `include_vectors`: the best passage's, in the search space
 
@@ -49,12 +52,12 @@ class SearchResult:
     """What a search found, and how: the space it ran in (with its correction), the ranking, missing shards."""
 
     hits: list[SearchHit]
-    space: dict
-    ranking: dict
+    space: dict[str, Any]
+    ranking: dict[str, Any]
     missing_shards: list[int]
 
 
-def ranking_for(settings: Settings, index: SearchIndex, published: dict | None = None, **asked) -> Ranking:
+def ranking_for(settings: Settings, index: SearchIndex, published: dict[str, Any] | None = None, **asked) -> Ranking:
     """What the query asks (search_query.RANKING_FIELDS), else the ranking tuned on the collection's judgments over
     HTTP (`published`), else the settings' (a collection's, else CE_SEARCH), else what the correction's judgments
     chose, else the documented rule. A fusion named without a weight takes its own default weight."""
@@ -103,9 +106,12 @@ class SearchService(OnCollection):
         self.dense = dense or LocalDense(served.builder.vectors)  # or the shards' (CE_SHARDS, `shards: N`)
         self.lexical = lexical or LocalLexical()  # or the shards' (`shards: N`), which filter for themselves too
         self.filtered_by_shards = lexical is not None
-        self._tuned: tuple[float, dict | None] = (-float("inf"), None)  # (read at, the ranking tuned over HTTP)
+        self._tuned: tuple[float, dict[str, Any] | None] = (
+            -float("inf"),
+            None,
+        )  # (read at, the ranking tuned over HTTP)
 
-    def tuned_ranking(self) -> dict | None:
+    def tuned_ranking(self) -> dict[str, Any] | None:
         """The ranking `tune --publish` chose for this collection, read from Redis at most once a follow step: every
         replica ranks with it within CE_FOLLOW_INTERVAL."""
         read_at, ranking = self._tuned
@@ -237,7 +243,7 @@ class SearchService(OnCollection):
         mode: str,
         depth: int,
         allowed,
-        where: dict | None = None,
+        where: dict[str, Any] | None = None,
     ) -> tuple[Candidates, DenseList]:
         """The lists `mode` fuses, with what calibrated fusion weighs them by, and the dense list as its source gave
         it (each document's best passage, missing shards): what `fit --tune-qrels` fuses every way, so tuning and

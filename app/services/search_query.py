@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -52,7 +52,7 @@ class SearchQuery:
             vector = np.asarray(self.vector, dtype=np.float32)
             object.__setattr__(self, "vector", vector.reshape(1, -1) if vector.ndim == 1 else vector)
 
-    def asked(self) -> dict:
+    def asked(self) -> dict[str, Any]:
         """How the query asks to rank (None: as the collection does), as `services.search.ranking_for` reads it."""
         return {name: getattr(self, name) for name in RANKING_FIELDS}
 
@@ -61,7 +61,7 @@ class SearchQuery:
         """Results found before the page is cut: the pages before it, and MMR's whole fetch."""
         return max(self.k + self.offset, self.diversity.fetch if self.diversity else 0)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """The query's fields as JSON would hold them (no vector), for logs and tests."""
         skip = {"vector", "filter", "diversity"}
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from typing import Any
 
 from app.backbones.base import Backbone
 from app.core.config import Settings
@@ -16,7 +17,10 @@ from app.shards.fanout import ShardedSearch
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
-_LOCAL_RAY = {"started": False, "open": set()}  # a Ray instance this process started, and the collections on it
+_LOCAL_RAY: dict[str, Any] = {
+    "started": False,
+    "open": set(),
+}  # a Ray instance this process started, and the collections on it
 _RAY_LOCK = threading.Lock()
 _RAY_OWNER_STOP = threading.Event()
 
@@ -96,7 +100,7 @@ class ShardedCollection:
             settings.ray_address or "a local instance",
         )
 
-    def status(self) -> list[dict | None]:
+    def status(self) -> list[dict[str, Any] | None]:
         return self.search.status() if hasattr(self, "search") else []
 
     def close(self, *, deleted: bool = False) -> None:

@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,9 +22,9 @@ from app.correction.pipeline import Correction
 from app.index import global_bm25
 from app.index.builder import IndexBuilder
 from app.index.calibration import SearchDepth
-from app.index.dense_lists import LocalDense
+from app.index.dense_lists import LocalDense, Where
 from app.index.global_bm25 import LexicalStatistics
-from app.index.lexical import Analyzer
+from app.index.lexical import Analyzer, LexicalIndex
 from app.index.live import LiveIndex
 from app.index.shards import Shard
 from app.store.keys import parts_of
@@ -63,7 +64,15 @@ class ShardConfig:
         return parts_of(self.collection_key) != [self.collection_key]
 
     @classmethod
-    def of(cls, settings: Settings, collection_key: str, raw_dim: int, fingerprint: str, correction_id, redis_url):
+    def of(
+        cls,
+        settings: Settings,
+        collection_key: str,
+        raw_dim: int,
+        fingerprint: str,
+        correction_id: str | None,
+        redis_url: str,
+    ) -> ShardConfig:
         return cls(
             redis_url,
             settings.key_prefix,
@@ -134,7 +143,9 @@ class IndexShard:
         current = self.store.artifacts.current_id(self.config.fingerprint) if self.config.follow_published else None
         return self._correction(current) if current and current != serving_id else None
 
-    def search(self, vector: np.ndarray, depth: int, correction_id: str | None = None, where: dict | None = None):
+    def search(
+        self, vector: np.ndarray, depth: int, correction_id: str | None = None, where: Where | None = None
+    ) -> tuple[list[tuple[str, float]], dict[str, int], int]:
         """This shard's top `depth` documents by their best passage (matching `where`), which passage that was, and
         how many documents it holds; ShardBehind if the query is in another correction's space than this shard's."""
         index = self.served.current
@@ -152,23 +163,25 @@ class IndexShard:
             raise ShardBehind(f"{self.shard.name} serves {index.correction_id}, the sample is for {correction_id}")
         return index.dense.search(vectors, depth)
 
-    def lexical_statistics(self, text: str) -> dict:
+    def lexical_statistics(self, text: str) -> dict[str, Any]:
         """This shard's documents, tokens and the query's document frequencies (see index/global_bm25)."""
         return global_bm25.statistics(self._lexical(), text).to_dict()
 
-    def search_lexical(self, text: str, depth: int, where: dict | None, total: dict):
+    def search_lexical(
+        self, text: str, depth: int, where: Where | None, total: dict[str, Any]
+    ) -> tuple[list[tuple[str, float]], dict[str, float]]:
         """This shard's top `depth` by BM25 under the collection's statistics `total`, each hit's share of idf."""
         index = self.served.current
         allowed = index.fields.matching(where) if where is not None else None
         return global_bm25.search(self._lexical(), text, depth, LexicalStatistics(**total), allowed)
 
-    def _lexical(self):
+    def _lexical(self) -> LexicalIndex:
         lexical = self.served.current.lexical
         if lexical is None:
             raise RuntimeError(f"{self.shard.name} holds no lexical index: its collection is not kept in parts")
         return lexical
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         """Which shard, where (process and Ray node), and what it holds."""
         import ray
 
@@ -185,7 +198,7 @@ class IndexShard:
         if not self.store.ping():
             raise RuntimeError("the store does not answer")
 
-    def __del__(self):
+    def __del__(self) -> None:
         served = getattr(self, "served", None)
         if served is not None:
             served.close()
@@ -195,7 +208,7 @@ class ShardSet:
     """The application's entry: it binds the shards so that Serve starts them together; callers hold each
     shard's own handle (`shard_handles`), so one that is down is seen as such, not waited on."""
 
-    def __init__(self, *shards):
+    def __init__(self, *shards: Any) -> None:
         self.count = len(shards)
 
 
@@ -208,27 +221,26 @@ def deployment_name(shard: Shard) -> str:
     return shard.name
 
 
-def deploy(config: ShardConfig, collection: str, count: int) -> list:
+def deploy(config: ShardConfig, collection: str, count: int) -> list[Any]:
     """Start (or update) a collection's shards as one Serve application, the shards spread over the cluster's
     nodes and opened in parallel; returns each shard's handle once all of them serve."""
     from ray import serve
 
     serve.start(proxy_location="Disabled")
     shard = serve.deployment(
-        IndexShard,
         num_replicas=1,
         ray_actor_options={"num_cpus": config.cpus},
         max_ongoing_requests=8,
         health_check_period_s=HEALTH_CHECK_SECONDS,
         health_check_timeout_s=10 * HEALTH_CHECK_SECONDS,
-    )
+    )(IndexShard)
     bound = [shard.options(name=deployment_name(Shard(n, count))).bind(config, n, count) for n in range(count)]
-    entry = serve.deployment(ShardSet, num_replicas=1, ray_actor_options={"num_cpus": 0})
+    entry = serve.deployment(num_replicas=1, ray_actor_options={"num_cpus": 0})(ShardSet)
     serve.run(entry.bind(*bound), name=application_name(collection), route_prefix=None)
     return shard_handles(collection, count)
 
 
-def shard_handles(collection: str, count: int) -> list:
+def shard_handles(collection: str, count: int) -> list[Any]:
     """A handle on each shard of a deployed collection, in shard order."""
     from ray import serve
 

@@ -8,12 +8,13 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from app.core.errors import NotReady
 from app.core.tracing import span
-from app.index.dense_lists import DenseList
+from app.index.dense_lists import Allowed, DenseList, Where
 from app.index.dense_scale import DenseScale, measured
 from app.index.document_vectors import DocumentVectors
 from app.index.global_bm25 import LexicalStatistics
@@ -43,16 +44,17 @@ class ShardedHits:
 class ShardedSearch:
     """Every shard searched at once through its Serve handle; the answer waits for each at most `timeout` s."""
 
-    def __init__(self, handles: list, timeout: float = SHARD_TIMEOUT):
+    def __init__(self, handles: list[Any], timeout: float = SHARD_TIMEOUT):
         self.handles = handles
         self.timeout = timeout
 
-    def _ask(self, method: str, *args) -> tuple[list[tuple[int, object]], list[int]]:
+    def _ask(self, method: str, *args: Any) -> tuple[list[tuple[int, Any]], list[int]]:
         """Every shard's answer to `method(*args)`, asked at once and waited for at most `timeout` s in all, with the
         shards that did not answer."""
         asked = [getattr(handle, method).remote(*args) for handle in self.handles]
         deadline = time.monotonic() + self.timeout
-        answers, missing = [], []
+        answers: list[tuple[int, Any]] = []
+        missing: list[int] = []
         for number, response in enumerate(asked):
             try:
                 answers.append((number, response.result(timeout_s=max(deadline - time.monotonic(), 1e-3))))
@@ -63,7 +65,9 @@ class ShardedSearch:
                 missing.append(number)
         return answers, missing
 
-    def search(self, vector: np.ndarray, depth: int, correction_id: str | None = None, where=None) -> ShardedHits:
+    def search(
+        self, vector: np.ndarray, depth: int, correction_id: str | None = None, where: Where | None = None
+    ) -> ShardedHits:
         """The top `depth` documents (matching `where`) of the shards that answered, with those that did not; each
         shard answers only in `correction_id`'s space."""
         vector = np.ascontiguousarray(vector, dtype=np.float32)
@@ -82,7 +86,7 @@ class ShardedSearch:
             raise NotReady(f"shards {missing} did not answer", retry_after=5)
         return [merged([rows[i] for _, rows in answers], depth) for i in range(len(vectors))]
 
-    def search_lexical(self, text: str, depth: int, where=None) -> LexicalList:
+    def search_lexical(self, text: str, depth: int, where: Where | None = None) -> LexicalList:
         """The top `depth` documents by BM25 over every shard as one index would score them: the shards' statistics
         added up first, then each shard's top scored with them (a shard missing from either step is named)."""
         counted, missing = self._ask("lexical_statistics", text)
@@ -92,7 +96,7 @@ class ShardedSearch:
         hits = merged([found for _, (found, _) in answers], depth)
         return LexicalList(hits, {d: coverage[d] for d, _ in hits}, sorted({*missing, *late}))
 
-    def status(self) -> list[dict | None]:
+    def status(self) -> list[dict[str, Any] | None]:
         """Each shard's status (None for one that does not answer now): where it runs and what it holds."""
         answers, _ = self._ask("status")
         said = dict(answers)
@@ -114,7 +118,9 @@ class ShardedLexical:
     def __init__(self, shards: ShardedSearch):
         self.shards = shards
 
-    def search(self, index: SearchIndex, query: str, depth: int, allowed=None, where=None) -> LexicalList:
+    def search(
+        self, index: SearchIndex, query: str, depth: int, allowed: Allowed | None = None, where: Where | None = None
+    ) -> LexicalList:
         with span("index.sharded_lexical_search", depth=depth):
             found = self.shards.search_lexical(query, depth, where)
         if len(found.missing) == len(self.shards.handles):
@@ -151,7 +157,14 @@ class ShardedDense:
             self._scale = (index.correction_id, scale)
         return scale
 
-    def search(self, index: SearchIndex, vector: np.ndarray, depth: int, allowed=None, where=None) -> DenseList:
+    def search(
+        self,
+        index: SearchIndex,
+        vector: np.ndarray,
+        depth: int,
+        allowed: Allowed | None = None,
+        where: Where | None = None,
+    ) -> DenseList:
         with span("index.sharded_search", depth=depth):
             found = self.shards.search(vector, depth, index.correction_id, where)
         if len(found.missing) == len(self.shards.handles):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from typing import cast
 
-from app.store.calls import KeyedStore, store_call
+from app.store.calls import KeyedStore, blob, store_call, text
 
 
 class ArtifactStore(KeyedStore):
@@ -25,17 +26,19 @@ class ArtifactStore(KeyedStore):
 
     @store_call
     def get(self, fingerprint: str, artifact_id: str) -> bytes | None:
-        return self.client.get(self._key(fingerprint, f"v:{artifact_id}"))
+        return blob(self.client.get(self._key(fingerprint, f"v:{artifact_id}")))
 
     @store_call
     def current_id(self, fingerprint: str) -> str | None:
         value = self.client.get(self._key(fingerprint, "current"))
-        return value.decode() if value is not None else None
+        return text(value) if value is not None else None
 
     @store_call
     def versions(self, fingerprint: str) -> list[str]:
         """Artifact ids for this backbone, oldest first."""
-        return [v.decode() for v in self.client.zrange(self._key(fingerprint, "versions"), 0, -1)]
+        # ZRANGE without scores answers the members alone
+        versions = cast(list[bytes], self.client.zrange(self._key(fingerprint, "versions"), 0, -1))
+        return [text(v) for v in versions]
 
     @store_call
     def delete(self, fingerprint: str, artifact_id: str) -> bool:

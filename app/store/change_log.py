@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-import redis
+from redis.client import Pipeline
 
-from app.store.calls import KeyedStore, store_call
+from app.store.calls import Client, KeyedStore, store_call, text
 from app.store.keys import parts_of
 
 
@@ -27,7 +28,7 @@ def change_key(change_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
-def parsed(fields: dict | list) -> tuple[str, list[str]]:
+def parsed(fields: dict[bytes, Any] | list[Any]) -> tuple[str, list[str]]:
     """An entry's operation and ids; a cluster's transaction hands the fields back as a flat list, unparsed."""
     if isinstance(fields, list):
         fields = dict(zip(fields[::2], fields[1::2], strict=True))
@@ -54,7 +55,7 @@ return 1
 class ChangeLog(KeyedStore):
     """Appends entries inside a writer's transaction; reads them with the trim marker, which only moves forward."""
 
-    def __init__(self, client: redis.Redis, prefix: str):
+    def __init__(self, client: Client, prefix: str):
         super().__init__(client, prefix)
         self._trim_forward = client.register_script(_TRIM_FORWARD)
 
@@ -64,7 +65,7 @@ class ChangeLog(KeyedStore):
     def _trimmed_key(self, collection_key: str) -> str:
         return self.owned_key("changes", collection_key, "trimmed")
 
-    def append(self, pipe, collection_key: str, op: str, doc_ids: Sequence[str]) -> None:
+    def append(self, pipe: Pipeline, collection_key: str, op: str, doc_ids: Sequence[str]) -> None:
         """Queue an entry on the writer's transaction, so documents and their entry land together."""
         pipe.xadd(self.key(collection_key), {"op": op, "ids": json.dumps(list(doc_ids))})
 
@@ -72,7 +73,7 @@ class ChangeLog(KeyedStore):
     def last_id(self, collection_key: str) -> str:
         """Id of the newest change-log entry, "0-0" when there is none."""
         newest = self.client.xrevrange(self.key(collection_key), count=1)
-        return newest[0][0].decode() if newest else "0-0"
+        return text(newest[0][0] or "0-0") if newest else "0-0"
 
     @store_call
     def after(self, collection_key: str, after: str, count: int = 1000) -> tuple[list[Change], str]:
@@ -94,7 +95,7 @@ class ChangeLog(KeyedStore):
     @store_call
     def trimmed_through(self, collection_key: str) -> str:
         value = self.client.get(self._trimmed_key(collection_key))
-        return value.decode() if value is not None else "0-0"
+        return text(value) if value is not None else "0-0"
 
     @store_call
     def drop(self, collection_key: str) -> None:

@@ -6,13 +6,13 @@ from collections.abc import Callable
 
 import redis
 
-from app.store.calls import store_call
+from app.store.calls import Client, blob, store_call, text
 
 
 class CollectionStore:
     """Moves a collection's settings as bytes; knows nothing of what they mean."""
 
-    def __init__(self, client: redis.Redis, prefix: str):
+    def __init__(self, client: Client, prefix: str):
         self.client = client
         self._key = f"{prefix}:collections"
 
@@ -23,11 +23,11 @@ class CollectionStore:
 
     @store_call
     def get(self, name: str) -> bytes | None:
-        return self.client.hget(self._key, name)
+        return blob(self.client.hget(self._key, name))
 
     @store_call
     def all(self) -> dict[str, bytes]:
-        return {k.decode(): v for k, v in self.client.hgetall(self._key).items()}
+        return {text(k): blob(v) for k, v in self.client.hgetall(self._key).items()}
 
     @store_call
     def take(self, name: str) -> bytes | None:
@@ -35,7 +35,7 @@ class CollectionStore:
         with self.client.pipeline(transaction=True) as pipe:
             pipe.hget(self._key, name)
             pipe.hdel(self._key, name)
-            data, _ = pipe.execute()
+            data: bytes | None = pipe.execute()[0]
         return data
 
     @store_call
@@ -45,7 +45,7 @@ class CollectionStore:
             while True:
                 try:
                     pipe.watch(self._key)
-                    old = pipe.hget(self._key, name)
+                    old = blob(pipe.hget(self._key, name))
                     if old is None:
                         return False
                     pipe.multi()

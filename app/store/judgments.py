@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from app.store.calls import KeyedStore, store_call
+from app.store.calls import KeyedStore, store_call, text
 
 SEP = "\x1f"  # between a judgment's query and document id in its hash field (neither may hold it: control char)
 
@@ -30,7 +31,9 @@ class JudgmentStore(KeyedStore):
     def all(self, collection_key: str) -> list[tuple[str, str, int]]:
         """Every judgment, sorted by query then document id."""
         raw = self.client.hgetall(self._key(collection_key))
-        found = [(*field.decode().split(SEP, 1), int(grade)) for field, grade in raw.items()]
+        found = [
+            (query, doc_id, int(grade)) for field, grade in raw.items() for query, doc_id in [text(field).split(SEP, 1)]
+        ]
         return sorted(found)
 
     @store_call
@@ -40,11 +43,11 @@ class JudgmentStore(KeyedStore):
             count = self.client.hlen(self._key(collection_key))
             self.client.delete(self._key(collection_key))
             return int(count)
-        fields = [f for f in self.client.hkeys(self._key(collection_key)) if f.decode().split(SEP, 1)[0] == query]
+        fields = [f for f in self.client.hkeys(self._key(collection_key)) if text(f).split(SEP, 1)[0] == query]
         return int(self.client.hdel(self._key(collection_key), *fields)) if fields else 0
 
     @store_call
-    def publish_ranking(self, collection_key: str, record: dict | None) -> None:
+    def publish_ranking(self, collection_key: str, record: dict[str, Any] | None) -> None:
         """The ranking every replica of the collection serves (None: back to its settings and rule)."""
         if record is None:
             self.client.delete(self._ranking_key(collection_key))
@@ -52,7 +55,7 @@ class JudgmentStore(KeyedStore):
             self.client.set(self._ranking_key(collection_key), json.dumps(record))
 
     @store_call
-    def published_ranking(self, collection_key: str) -> dict | None:
+    def published_ranking(self, collection_key: str) -> dict[str, Any] | None:
         data = self.read(lambda client: client.get(self._ranking_key(collection_key)))
         return json.loads(data) if data is not None else None
 

@@ -7,6 +7,7 @@ import contextlib
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
@@ -40,7 +41,7 @@ class LocalRedisCluster:
         self.folder = Path(folder)
         self.primaries, self.replicas = primaries, replicas
         self.ports = free_port_pairs(primaries * (1 + replicas))
-        self.procs: dict[int, subprocess.Popen] = {}
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
 
     @property
     def url(self) -> str:
@@ -125,7 +126,7 @@ class LocalRedisCluster:
                 proc.wait(timeout=10)
 
     @staticmethod
-    def _until(check, what: str, timeout: float = 30.0) -> None:
+    def _until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
         while True:
             with contextlib.suppress(redis.RedisError, OSError):

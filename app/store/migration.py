@@ -8,7 +8,7 @@ import uuid
 
 import redis
 
-from app.store.calls import store_call
+from app.store.calls import Client, store_call
 from app.store.keys import LAYOUT, tag
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ def layout_key(prefix: str) -> str:
     return f"{prefix}:layout"
 
 
-def owners_in(client: redis.Redis, prefix: str) -> set[str]:
+def owners_in(client: Client, prefix: str) -> set[str]:
     """Every collection key a layout-1 dataset holds, read off the keys whose whole rest is one and its change logs
     (a stream stays when its last entry is trimmed): a collection key may hold colons, a document key cannot say."""
     owners = set()
@@ -43,20 +43,22 @@ def renamed(prefix: str, key: str, owners: set[str]) -> str | None:
     if kind == "artifact":
         owner = rest.partition(":")[0]
     elif kind in COLLECTION_KINDS:
-        owner = max((o for o in owners if rest == o or rest.startswith(o + ":")), key=len, default=None)
-        if owner is None:
+        match = max((o for o in owners if rest == o or rest.startswith(o + ":")), key=len, default=None)
+        if match is None:
             log.warning("key %s names no collection this dataset holds: left as it is", key)
             return None
+        owner = match
     else:
         return None
     return f"{prefix}:{kind}:{tag(owner)}{rest[len(owner) :]}"
 
 
-def migrate(client: redis.Redis, prefix: str) -> int:
+def migrate(client: Client, prefix: str) -> int:
     """Rename every layout-1 key under `prefix` to its tagged name, a batch at a time while scanning (SCAN returns
     every key that stays all along, and a renamed one needs nothing more); one Redis only: RENAME needs both names in
     one slot."""
-    owners, moved, batch = owners_in(client, prefix), 0, []
+    owners, moved = owners_in(client, prefix), 0
+    batch: list[tuple[str, str]] = []
 
     def flush() -> int:
         if isinstance(client, redis.RedisCluster):
@@ -67,7 +69,7 @@ def migrate(client: redis.Redis, prefix: str) -> int:
         pipe = client.pipeline(transaction=False)
         for old, new in batch:
             pipe.renamenx(old, new)
-        done = sum(r is True or r == 1 for r in pipe.execute(raise_on_error=False))
+        done = sum(bool(r is True or r == 1) for r in pipe.execute(raise_on_error=False))
         batch.clear()
         return done
 
@@ -85,7 +87,7 @@ def migrate(client: redis.Redis, prefix: str) -> int:
 
 
 @store_call
-def ensure_layout(client: redis.Redis, prefix: str, *, wait: float = MIGRATION_SECONDS) -> int:
+def ensure_layout(client: Client, prefix: str, *, wait: float = MIGRATION_SECONDS) -> int:
     """Bring the dataset to the current layout once (the first process to connect moves it, the others wait for
     it); returns how many keys this process renamed."""
     key = layout_key(prefix)

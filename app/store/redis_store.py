@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from typing import cast
 
 import redis
 from redis.cluster import LoadBalancingStrategy
 
 from app.store.artifacts import ArtifactStore
-from app.store.calls import store_call
+from app.store.calls import Client, store_call, text
 from app.store.change_log import ChangeLog
 from app.store.collection_store import CollectionStore
 from app.store.documents import DocumentStore
@@ -21,7 +22,7 @@ from app.store.transactions import Transactions, unacknowledged
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
 
-def connect(url: str, *, replicas: bool = False) -> redis.Redis:
+def connect(url: str, *, replicas: bool = False) -> Client:
     """A client of one Redis, or of a Redis Cluster when the scheme says so (the same commands, routed by slot);
     with `replicas`, one whose reads go to the slots' replicas."""
     scheme, _, rest = url.partition("://")
@@ -41,11 +42,11 @@ class RedisStore:
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         prefix: str = "ce",
         *,
         wait_replicas: int | None = None,
-        replica: redis.Redis | None = None,
+        replica: Client | None = None,
     ):
         self.client = client
         self.replica = replica
@@ -82,7 +83,7 @@ class RedisStore:
         """A random id created once per Redis dataset: a snapshot taken against another dataset is refused."""
         key = f"{self.prefix}:store-id"
         self.client.set(key, uuid.uuid4().hex, nx=True)
-        return self.client.get(key).decode()
+        return text(self.client.get(key) or b"")
 
     def ping(self) -> bool:
         try:
@@ -95,7 +96,7 @@ class RedisStore:
         if not isinstance(self.client, redis.RedisCluster):
             return None if self.ping() else "redis does not answer"
         try:
-            nodes = self.documents.read(lambda client: client.cluster_nodes())
+            nodes = self.documents.read(lambda client: cast(redis.RedisCluster, client).cluster_nodes())
         except (redis.RedisError, OSError) as exc:
             return f"the cluster does not answer ({type(exc).__name__})"
         return unacknowledged(nodes, self.wait_replicas)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app.store.calls import KeyedStore, store_call
+from app.store.calls import KeyedStore, store_call, text
 from app.store.keys import parts_of
 
 
@@ -27,7 +27,7 @@ class ReplicaPositions(KeyedStore):
     def live(self, collection_key: str) -> list[str]:
         """The positions replicas reported and that have not expired."""
         keys = self._keys(collection_key)
-        return [v.decode() for v in self.client.mget(keys) if v is not None] if keys else []
+        return [text(v) for v in self.client.mget(keys) if v is not None] if keys else []
 
     @store_call
     def forget(self, collection_key: str, replica: str) -> None:

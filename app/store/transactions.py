@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import redis
 from redis.client import Pipeline
+
+from app.store.calls import Client
 
 RETRY_SECONDS = 15.0  # how long a write keeps trying while a cluster fails over (node timeout 1 s: about 3 s here)
 WAIT_MS = 2000  # how long a write waits for its replicas before it is refused
@@ -22,28 +25,30 @@ class TooFewReplicas(redis.RedisError):
 class Transactions:
     """Runs queued commands as one transaction in the slot of their key, waiting for `replicas` replicas after."""
 
-    def __init__(self, client: redis.Redis, replicas: int = 0):
+    def __init__(self, client: Client, replicas: int = 0):
         self.client = client
         self.replicas = replicas
 
-    def run(self, key: str, queue: Callable[[Pipeline], None]) -> list:
+    def run(self, key: str, queue: Callable[[Pipeline], None]) -> list[Any]:
         """`queue`'s commands' replies (unparsed, as EXEC gives them); retried while the slot changes hands."""
         deadline = time.monotonic() + RETRY_SECONDS
         while True:
             try:
                 return self._once(key, queue)
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as exc:
-                clustered = isinstance(self.client, redis.RedisCluster)
+                cluster = self.client if isinstance(self.client, redis.RedisCluster) else None
                 moving = isinstance(exc, redis.ConnectionError | redis.TimeoutError) or str(exc).startswith(MOVING)
-                if not clustered or not moving or time.monotonic() > deadline:
+                if cluster is None or not moving or time.monotonic() > deadline:
                     raise
                 time.sleep(0.25)
-                self.client.nodes_manager.initialize()  # learn who serves the slot now
+                cluster.nodes_manager.initialize()  # learn who serves the slot now
 
-    def _once(self, key: str, queue: Callable[[Pipeline], None]) -> list:
-        node = self.client
-        if isinstance(node, redis.RedisCluster):
-            node = node.get_node_from_key(key).redis_connection
+    def _once(self, key: str, queue: Callable[[Pipeline], None]) -> list[Any]:
+        node = (
+            self.client.get_node_from_key(key).redis_connection
+            if isinstance(self.client, redis.RedisCluster)
+            else self.client
+        )
         pipe = Pipeline(node.connection_pool, {}, transaction=False, shard_hint=None)  # one connection, raw replies
         pipe.execute_command("MULTI")
         queue(pipe)
@@ -51,7 +56,7 @@ class Transactions:
         if self.replicas:
             pipe.execute_command("WAIT", self.replicas, WAIT_MS)
         replies = pipe.execute()
-        done = replies[-2] if self.replicas else replies[-1]
+        done: list[Any] | None = replies[-2] if self.replicas else replies[-1]
         if done is None:
             raise redis.ResponseError("EXECABORT the transaction was discarded")
         if self.replicas and replies[-1] < self.replicas:
@@ -59,7 +64,7 @@ class Transactions:
         return done
 
 
-def unacknowledged(nodes: dict[str, dict], replicas: int) -> str | None:
+def unacknowledged(nodes: dict[str, dict[str, Any]], replicas: int) -> str | None:
     """Why a write would not be acknowledged now, from CLUSTER NODES as redis-py parses it: a primary serving slots is
     down (or suspected), or has fewer live replicas than a write waits for; None when every write would be."""
     for address, node in sorted(nodes.items()):

@@ -3,6 +3,8 @@ under /collections/{name}/ (the same routes as the default collection's, see `cr
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 
 from app.api.access import requester
@@ -16,7 +18,7 @@ router = APIRouter()
 
 
 @router.post("/collections", response_model=CollectionOut, status_code=201)
-def create_collection(body: CollectionIn, services: ServicesDep) -> dict:
+def create_collection(body: CollectionIn, services: ServicesDep) -> dict[str, Any]:
     """A new collection, answered at once: `ready` when its backbone is loaded here, else `loading` while it loads
     in the background (then `ready`, or `failed` with the reason); meanwhile its routes answer 503 Retry-After."""
     return services.collections.create(
@@ -33,7 +35,7 @@ def create_collection(body: CollectionIn, services: ServicesDep) -> dict:
 
 
 @router.get("/collections", response_model=CollectionList)
-def list_collections(services: ServicesDep, request: Request) -> dict:
+def list_collections(services: ServicesDep, request: Request) -> dict[str, Any]:
     """Every collection, or those a key limited to some may use."""
     key = requester(request)
     listed = services.collections.describe_all()
@@ -41,7 +43,7 @@ def list_collections(services: ServicesDep, request: Request) -> dict:
 
 
 @router.get("/collections/{name}", response_model=CollectionOut)
-def get_collection(name: CollectionName, services: ServicesDep) -> dict:
+def get_collection(name: CollectionName, services: ServicesDep) -> dict[str, Any]:
     """The collection as it serves here (opened for it, if that takes a moment), else its state and progress."""
     return services.collections.describe(name)
 
@@ -55,7 +57,7 @@ def delete_collection(name: CollectionName, services: ServicesDep) -> None:
 
 
 @router.post("/collections/{name}/fit", response_model=FitStatus, status_code=202)
-def start_fit(name: CollectionName, body: FitRequest, services: ServicesDep) -> dict:
+def start_fit(name: CollectionName, body: FitRequest, services: ServicesDep) -> dict[str, Any]:
     """Fit a correction on the collection's stored documents in a child process, then serve it there; 409 while
     one runs. Poll GET for progress; every server's index is rebuilt once it is published."""
     if name == DEFAULT:
@@ -68,13 +70,13 @@ def start_fit(name: CollectionName, body: FitRequest, services: ServicesDep) -> 
 
 
 @router.get("/collections/{name}/fit", response_model=FitStatus, response_model_exclude_none=True)
-def fit_status(name: CollectionName, services: ServicesDep) -> dict:
+def fit_status(name: CollectionName, services: ServicesDep) -> dict[str, Any]:
     """The last fit started here for this collection: running (with its progress bar's figures), done, failed."""
     return services.fits.status(name)
 
 
 @router.post("/collections/{name}/verify")
-def verify_collection(name: CollectionName, services: ServicesDep, repair: bool = False) -> dict:
+def verify_collection(name: CollectionName, services: ServicesDep, repair: bool = False) -> dict[str, Any]:
     """Every stored id and passage against this server's dense and lexical index (what `python -m app verify --url`
     asks); with `repair`, indexes that differ are rebuilt from the store in the background."""
     opened = services.collections.get(name, wait=OPEN_WAIT).services

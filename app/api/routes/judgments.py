@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter
 
 from app.api.deps import CollectionName, ServicesDep
@@ -18,7 +20,7 @@ def _key(services, name: str) -> str:
 
 
 @router.post("/collections/{name}/judgments", response_model=JudgmentsOut, status_code=201)
-def add_judgments(name: CollectionName, body: JudgmentsIn, services: ServicesDep) -> dict:
+def add_judgments(name: CollectionName, body: JudgmentsIn, services: ServicesDep) -> dict[str, Any]:
     """Add or replace (query, document id, grade) judgments; grade 0 says not relevant."""
     key = _key(services, name)
     services.store.judgments.put(key, [(j.query, j.id, j.grade) for j in body.judgments])
@@ -26,7 +28,7 @@ def add_judgments(name: CollectionName, body: JudgmentsIn, services: ServicesDep
 
 
 @router.get("/collections/{name}/judgments", response_model=JudgmentsOut)
-def list_judgments(name: CollectionName, services: ServicesDep) -> dict:
+def list_judgments(name: CollectionName, services: ServicesDep) -> dict[str, Any]:
     return _listed(services, _key(services, name))
 
 
@@ -37,7 +39,7 @@ def delete_judgments(name: CollectionName, services: ServicesDep, query: str | N
         raise NotFound(f"no judgments for query {query!r}")
 
 
-def _listed(services, key: str) -> dict:
+def _listed(services, key: str) -> dict[str, Any]:
     judged = services.store.judgments.all(key)
     return {
         "judgments": [{"query": q, "id": d, "grade": g} for q, d, g in judged],
@@ -46,7 +48,7 @@ def _listed(services, key: str) -> dict:
 
 
 @router.post("/collections/{name}/tune", response_model=TuneStatus, response_model_exclude_none=True, status_code=202)
-def start_tune(name: CollectionName, services: ServicesDep) -> dict:
+def start_tune(name: CollectionName, services: ServicesDep) -> dict[str, Any]:
     """Choose the ranking on the stored judgments in a child process; 409 while one runs. Poll GET; when the
     held-out judgments allow, the choice is published and every replica ranks with it."""
     if services.collections.get(name, wait=OPEN_WAIT).spec.shards:  # 404 unknown, 503 loading
@@ -55,7 +57,7 @@ def start_tune(name: CollectionName, services: ServicesDep) -> dict:
 
 
 @router.get("/collections/{name}/tune", response_model=TuneStatus, response_model_exclude_none=True)
-def tune_status(name: CollectionName, services: ServicesDep) -> dict:
+def tune_status(name: CollectionName, services: ServicesDep) -> dict[str, Any]:
     """The tune started here (running, done with its record, failed), else the ranking published for the
     collection (by any server), else 404."""
     try:

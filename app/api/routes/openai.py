@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import numpy as np
 from fastapi import APIRouter, Request
@@ -71,7 +72,7 @@ async def _embed(embedding: EmbeddingService, body: EmbeddingsRequest) -> Respon
 
 
 @router.get("/models")
-def models(services: ServicesDep, request: Request) -> dict:
+def models(services: ServicesDep, request: Request) -> dict[str, Any]:
     """The default model, then every collection by name: each embeds with its own backbone and correction; a key
     limited to some collections is shown those alone (the default model is the default collection)."""
     key = requester(request)

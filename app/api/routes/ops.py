@@ -6,6 +6,7 @@ import asyncio
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
@@ -31,7 +32,7 @@ _PROBES = ThreadPoolExecutor(1, thread_name_prefix="ready-probe")
 
 
 @router.get("/health")
-async def health() -> dict:
+async def health() -> dict[str, Any]:
     return {"status": "ok"}
 
 
@@ -66,7 +67,7 @@ def picture(name: str, services: ServicesDep) -> FileResponse:
 
 
 @router.get("/info")
-def info(services: ServicesDep) -> dict:
+def info(services: ServicesDep) -> dict[str, Any]:
     body = services.info()
     body["limits"].update(SCHEMA_BOUNDS)  # what the request schema itself refuses, whatever the settings
     return body

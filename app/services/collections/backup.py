@@ -9,6 +9,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass
+from typing import Any
 
 from app.core.errors import InvalidInput, NotReady, ServiceError
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
@@ -62,7 +63,7 @@ def export_lines(collection: Collection) -> Iterator[bytes]:
     yield _line({"kind": "end", "documents": count})
 
 
-def _line(value: dict) -> bytes:
+def _line(value: dict[str, Any]) -> bytes:
     return json.dumps(value, ensure_ascii=False).encode() + b"\n"
 
 
@@ -79,7 +80,7 @@ class ImportReport:
     correction: str | None = None
 
 
-def import_lines(collections: Collections, name: str, lines: list[dict]) -> ImportReport:
+def import_lines(collections: Collections, name: str, lines: list[dict[str, Any]]) -> ImportReport:
     """Create the collection as exported if it is new, serve the exported correction where the backbone is the
     same, then write the documents not yet stored as they are. Everything is checked before anything is written,
     and a collection this import created is removed again if its documents are refused."""
@@ -122,9 +123,9 @@ def import_lines(collections: Collections, name: str, lines: list[dict]) -> Impo
 def _import_into(
     collections: Collections,
     name: str,
-    header: dict,
+    header: dict[str, Any],
     artifact: CorrectionArtifact | None,
-    documents: list[dict],
+    documents: list[dict[str, Any]],
     report: ImportReport,
 ) -> None:
     collection = collections.get(name, wait=OPEN_WAIT)
@@ -146,7 +147,7 @@ def _import_into(
             report.encoded = len(fresh)
 
 
-def _parsed(lines: list[dict]) -> tuple[dict, CorrectionArtifact | None, list[dict]]:
+def _parsed(lines: list[dict[str, Any]]) -> tuple[dict, CorrectionArtifact | None, list[dict]]:
     """The collection line, the correction, the documents: lines as the API checked them (app/api/backup_schemas)."""
     artifact = None
     for i, line in enumerate(lines):
@@ -155,14 +156,14 @@ def _parsed(lines: list[dict]) -> tuple[dict, CorrectionArtifact | None, list[di
     return lines[0], artifact, [line for line in lines if line["kind"] == "document"]
 
 
-def _artifact(line: dict, i: int) -> CorrectionArtifact:
+def _artifact(line: dict[str, Any], i: int) -> CorrectionArtifact:
     try:
         return CorrectionArtifact.from_bytes(base64.b64decode(line["artifact"], validate=True))
     except (ValueError, ArtifactFormatError) as exc:
         raise InvalidInput(f"line {i + 1}: not a correction artifact ({exc})") from None
 
 
-def _not_stored(documents_service, documents: list[dict]) -> list[dict]:
+def _not_stored(documents_service, documents: list[dict[str, Any]]) -> list[dict]:
     """Those whose id is not stored with the same text and metadata: what an interrupted import still has to do."""
     if not documents:
         return []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -69,7 +70,7 @@ def allowed_model(settings: Settings, model_path: str | None, backbone: str) -> 
     return None if own is not None and Path(own).resolve() == Path(folder).resolve() else folder
 
 
-def search_settings(given: dict | None) -> dict:
+def search_settings(given: dict[str, Any] | None) -> dict:
     """A new collection's search settings: those given, checked as the service's own settings are (422 if not)."""
     given = {k: v for k, v in (given or {}).items() if v is not None and k in SEARCH_SETTINGS}
     try:

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from app.engine.encoder import BatchingEngine
 from app.services.collections.spec import CollectionSpec
@@ -37,11 +38,11 @@ class Collection:
             with self._count:
                 self.in_use -= 1
 
-    def _shards(self) -> dict:
+    def _shards(self) -> dict[str, Any]:
         """A collection kept in parts: each shard's status (None for one that does not answer now)."""
         return {"shards": self.services.shards.status()} if self.services.shards is not None else {}
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         index = self.services.served.current
         return {
             **asdict(self.spec),

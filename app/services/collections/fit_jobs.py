@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from app.core.children import tied_popen
 from app.core.config import Settings
@@ -41,18 +41,18 @@ class FitJob:
 
     collection: str
     args: list[str]
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     out: IO[bytes]
     err: IO[bytes]
     started: float = field(default_factory=time.time)
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         code = self.proc.poll()
         state = "running" if code is None else "done" if code == 0 else "failed"
         self.err.seek(0)
         log = self.err.read().decode(errors="replace").replace("\r", "\n")
         bars = PROGRESS.findall(log)
-        body: dict = {
+        body: dict[str, Any] = {
             "collection": self.collection,
             "state": state,
             "args": self.args,
@@ -81,13 +81,13 @@ class FitJobs:
         self._jobs: dict[str, FitJob] = {}
         self._lock = threading.Lock()
 
-    def start(self, collection: str, method: str, params: dict[str, float | int]) -> dict:
+    def start(self, collection: str, method: str, params: dict[str, float | int]) -> dict[str, Any]:
         args = ["--method", method]
         for name, value in sorted(params.items()):
             args += [f"--{name}", str(value)]
         return self.start_with(collection, args)
 
-    def start_with(self, collection: str, options: list[str]) -> dict:
+    def start_with(self, collection: str, options: list[str]) -> dict[str, Any]:
         """`python -m app WHAT --collection NAME --publish OPTIONS` in a child process; 409 while one runs."""
         with self._lock:
             job = self._jobs.get(collection)
@@ -113,7 +113,7 @@ class FitJobs:
             self._jobs[collection] = job = FitJob(collection, args, proc, out, err)
         return job.status()
 
-    def status(self, collection: str) -> dict:
+    def status(self, collection: str) -> dict[str, Any]:
         job = self._jobs.get(collection)
         if job is None:
             raise NotFound(f"no {self.what} of collection {collection!r} was started here")

@@ -16,7 +16,7 @@ from app.store.documents import DocumentRecord
 COMPARED = ("backbone", "pooling", "index_factory", "model_path", "shards", *SEARCH_SETTINGS)
 
 
-def check_lines(lines: list[dict], max_text_chars: int) -> None:
+def check_lines(lines: list[dict[str, Any]], max_text_chars: int) -> None:
     """422, naming the line, for an import that breaks a rule of /documents or of the export's layout: one
     collection line (first), at most one correction, an end line only last and counting the documents sent."""
     kinds = [line["kind"] for line in lines]
@@ -41,7 +41,7 @@ def check_lines(lines: list[dict], max_text_chars: int) -> None:
         raise InvalidInput(f"the end line counts {lines[-1]['documents']} documents; the import holds {len(first)}")
 
 
-def check_settings(header: dict, spec: CollectionSpec) -> None:
+def check_settings(header: dict[str, Any], spec: CollectionSpec) -> None:
     """409 naming every setting the import states otherwise than the existing collection has it."""
     held: dict[str, Any] = {
         "backbone": spec.backbone,
@@ -57,7 +57,7 @@ def check_settings(header: dict, spec: CollectionSpec) -> None:
         raise Conflict(f"collection {spec.name!r} exists with other settings than the import's: {'; '.join(differ)}")
 
 
-def checked_record(doc: dict, dim: int) -> DocumentRecord:
+def checked_record(doc: dict[str, Any], dim: int) -> DocumentRecord:
     """The stored record as exported, its vectors checked: as many as its passages, of the backbone's dim, every
     value finite and no vector zero (one could never be found by cosine)."""
     try:

@@ -13,6 +13,7 @@ from concurrent.futures import Future
 from contextlib import suppress
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from app.core.config import Settings
 from app.core.errors import Conflict, InvalidInput, NotFound, NotReady, ServiceError
@@ -85,9 +86,9 @@ class Collections:
         index_factory=None,
         model_path=None,
         shards: int = 0,
-        search: dict | None = None,
+        search: dict[str, Any] | None = None,
         wait: float | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """A new collection (409 if the name is taken), described; omitted settings take the service's own. One
         whose backbone is loaded is checked and ready at once; another is `loading` until its backbone loads
         (within `wait` seconds, or however long with None), and then `ready` or `failed`."""
@@ -123,7 +124,7 @@ class Collections:
             self.openings.wait(name, None if spec.state == READY and not spec.shards else wait)
         return self.describe(name, wait=0)
 
-    def publish(self, name: str, artifact: CorrectionArtifact) -> Future:
+    def publish(self, name: str, artifact: CorrectionArtifact) -> Future[Any]:
         """Serve `artifact` in this collection (kept in Redis; the backbone's `current` does not move), its index
         rebuilt from the stored raw vectors and swapped whole; other collections are not touched."""
         collection = self.get(name)
@@ -244,7 +245,7 @@ class Collections:
         """The named collections, as Redis lists them (another process may have created some)."""
         return sorted(self.specs.all())
 
-    def describe(self, name: str, *, wait: float | None = OPEN_WAIT) -> dict:
+    def describe(self, name: str, *, wait: float | None = OPEN_WAIT) -> dict[str, Any]:
         """One collection as it serves here, opened for up to `wait` seconds; else as Redis holds it, with its
         state and, while it opens here, what it is doing (404 if there is none)."""
         if self.opened(name) is None and not self._spec(name).failed:
@@ -253,7 +254,7 @@ class Collections:
         opened = self.opened(name)
         return opened.describe() if opened is not None else self._described(self._spec(name))
 
-    def describe_all(self) -> list[dict]:
+    def describe_all(self) -> list[dict[str, Any]]:
         """Every collection; one not open in this process is described from Redis, without loading its backbone."""
         described = [self.default.describe()]
         for name, data in sorted(self.specs.all().items()):
@@ -262,7 +263,7 @@ class Collections:
             described.append(opened.describe() if opened is not None else self._described(spec))
         return described
 
-    def _described(self, spec: CollectionSpec) -> dict:
+    def _described(self, spec: CollectionSpec) -> dict[str, Any]:
         """As Redis holds it; `loading` while it opens here (its backbone; Ray and the shards of one kept in parts)."""
         opening = self.openings.current(spec.name)
         return {

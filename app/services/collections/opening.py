@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from app.core.errors import NotReady, ServiceError
 
@@ -23,12 +23,12 @@ class Opening(Generic[T]):
     """One collection's opening: what it is doing now, and its outcome once it ends."""
 
     name: str
-    future: Future = field(default_factory=Future)
+    future: Future[Any] = field(default_factory=Future)
     step: str = "starting"
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
 
-    def progress(self) -> dict:
+    def progress(self) -> dict[str, Any]:
         return {"step": self.step, "seconds": round((self.ended or time.monotonic()) - self.started, 1)}
 
 

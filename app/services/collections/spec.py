@@ -6,6 +6,7 @@ import json
 import logging
 import re
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from app.core.errors import ArtifactError, NotFound
 from app.core.search_settings import SearchSettings
@@ -58,7 +59,7 @@ class CollectionSpec:
         return self.state == FAILED
 
     @property
-    def search(self) -> dict:
+    def search(self) -> dict[str, Any]:
         """The search settings it was created with (what its index is opened with); the service's own (CE_SEARCH)
         hold for those it leaves unset."""
         return {k: getattr(self, k) for k in SEARCH_SETTINGS if getattr(self, k) is not None}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import httpx
@@ -31,7 +31,7 @@ class AsyncClient:
     ):
         self._s = _Settings(base_url, api_key, collection, max_retries, timeout)
         self._given = http
-        self._pools: dict[int, tuple[weakref.ref, httpx.AsyncClient]] = {}
+        self._pools: dict[int, tuple[weakref.ref[asyncio.AbstractEventLoop], httpx.AsyncClient]] = {}
 
     def collection(self, name: str) -> AsyncClient:
         scoped = AsyncClient.__new__(AsyncClient)
@@ -94,7 +94,7 @@ class AsyncClient:
     async def tokenize(self, texts: str | list[str]) -> list[Tokens]:
         return await self._call("tokenize", texts)
 
-    async def add_documents(self, documents: list[Document | dict[str, Any] | str]) -> list[str]:
+    async def add_documents(self, documents: Sequence[Document | dict[str, Any] | str]) -> list[str]:
         return await self._call("add_documents", documents)
 
     async def get_document(self, doc_id: str) -> Document | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -148,7 +148,7 @@ class Client:
         """Each text's tokens as the backbone sees them."""
         return self._call("tokenize", texts)
 
-    def add_documents(self, documents: list[Document | dict[str, Any] | str]) -> list[str]:
+    def add_documents(self, documents: Sequence[Document | dict[str, Any] | str]) -> list[str]:
         """Store and index documents (an existing id is replaced); their ids, in order."""
         return self._call("add_documents", documents)
 

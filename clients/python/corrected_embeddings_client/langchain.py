@@ -56,7 +56,9 @@ class CorrectedEmbeddings(Embeddings):
         return (await self._to.aio.embed(text, **self._space))[0]
 
 
-def _to_service(texts: Iterable[str], metadatas: list[dict] | None, ids: list[str | None] | None) -> list[Document]:
+def _to_service(
+    texts: Iterable[str], metadatas: list[dict[str, Any]] | None, ids: Sequence[str | None] | None
+) -> list[Document]:
     """One document per text, each with an id (a new one where none is given); an id given twice is refused."""
     texts = list(texts)
     if metadatas is not None and len(metadatas) != len(texts):
@@ -89,7 +91,9 @@ def _relevant(result: SearchResult) -> list[tuple[LangChainDocument, float]]:
     return [(_to_langchain(h), (h.score + 1.0) / 2.0) for h in result.hits]
 
 
-def _mmr(k: int, fetch_k: int, lambda_mult: float, filter: dict | None, options: dict[str, Any]) -> dict[str, Any]:
+def _mmr(
+    k: int, fetch_k: int, lambda_mult: float, filter: dict[str, Any] | None, options: dict[str, Any]
+) -> dict[str, Any]:
     return {"filter": filter, "mmr": {"lambda": lambda_mult, "fetch_k": max(fetch_k, k)}, **options}
 
 
@@ -131,9 +135,9 @@ class CorrectedVectorStore(VectorStore):
     def add_texts(
         self,
         texts: Iterable[str],
-        metadatas: list[dict] | None = None,
+        metadatas: list[dict[str, Any]] | None = None,
         *,
-        ids: list[str | None] | None = None,
+        ids: list[str] | None = None,
         **kwargs: Any,
     ) -> list[str]:
         """Stored and indexed when this returns, one document each; an id already stored is replaced."""
@@ -142,9 +146,9 @@ class CorrectedVectorStore(VectorStore):
     async def aadd_texts(
         self,
         texts: Iterable[str],
-        metadatas: list[dict] | None = None,
+        metadatas: list[dict[str, Any]] | None = None,
         *,
-        ids: list[str | None] | None = None,
+        ids: list[str] | None = None,
         **kwargs: Any,
     ) -> list[str]:
         return await self._to.aio.add_documents(_to_service(texts, metadatas, ids))
@@ -276,7 +280,7 @@ class CorrectedVectorStore(VectorStore):
         cls,
         texts: list[str],
         embedding: Embeddings | None = None,
-        metadatas: list[dict] | None = None,
+        metadatas: list[dict[str, Any]] | None = None,
         *,
         ids: list[str] | None = None,
         **kwargs: Any,

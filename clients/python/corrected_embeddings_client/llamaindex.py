@@ -53,7 +53,7 @@ def to_filter(filters: MetadataFilters | MetadataFilter) -> dict[str, Any]:
         if op in SIMPLE:
             return {key: {SIMPLE[op]: value}}
         if op == FilterOperator.ALL:
-            return {"$and": [{key: v} for v in value]}
+            return {"$and": [{key: v} for v in (value if isinstance(value, list) else [value])]}
         if op == FilterOperator.IS_EMPTY:
             return {"$or": [{key: {"$exists": False}}, {key: None}]}
         raise ValueError(f"filter operator {op.value!r} on {key!r}: not served (text matching is the query's job)")
