@@ -86,7 +86,7 @@ async def named_in_body(request: Request, fields: tuple[str, ...]) -> list[str]:
 def route_template(request: Request) -> str:
     """The route's path as the schema publishes it: the default collection's routes are mounted again under
     /collections/{name}, where the route itself knows only its own part."""
-    path = request.scope["route"].path
+    path = str(request.scope["route"].path)
     if "name" in request.path_params and request.url.path.startswith("/collections/"):
         return path if path.startswith("/collections/{name}") else "/collections/{name}" + path
     return path
@@ -95,7 +95,8 @@ def route_template(request: Request) -> str:
 def authorizer(default_paths: Iterable[str]) -> Callable[[Request], Coroutine[Any, Any, None]]:
     """The app-wide dependency; `default_paths` are the routes served at the root for the default collection."""
     on_default = frozenset(default_paths)
-    fields: list[dict[str, Any]] = []  # read from the published schema at the first request with a key
+    # (method, path) -> the body fields naming a collection, read from the published schema at the first keyed request
+    fields: list[dict[tuple[str, str], tuple[str, ...]]] = []
 
     async def authorize(request: Request) -> None:
         key = requester(request)

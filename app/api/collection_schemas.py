@@ -122,7 +122,7 @@ class FitRequest(Strict):
         stray = [k for k, v in self.params().items() if k not in taken]
         if stray:
             raise ValueError(f"{', '.join(stray)}: not a parameter of {self.method}")
-        if self.method == Method.ABTT and self.drop == 0:
+        if Method(self.method) is Method.ABTT and self.drop == 0:
             raise ValueError("abtt removes at least one direction: drop >= 1")
         return self
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from functools import partial
-from typing import Annotated
+from typing import Annotated, cast
 
 from fastapi import Depends, Path, Request
 from starlette.concurrency import run_in_threadpool
@@ -27,7 +27,7 @@ async def get_services(request: Request) -> Services:
     services = getattr(request.app.state, "services", None)
     if services is None:
         raise NotReady("the service is starting or stopping")
-    return services
+    return cast(Services, services)  # app.state holds what main.lifespan put there
 
 
 async def get_collection_services(request: Request) -> CollectionServices:
@@ -58,7 +58,9 @@ async def open_collection(services: Services, name: str) -> Collection:
     """A collection; opening one (Redis, maybe a backbone to load) runs off the event loop, and past OPEN_WAIT
     the request gets 503 with Retry-After while it goes on opening."""
     opened = services.collections.opened(name)
-    return opened or await run_in_threadpool(partial(services.collections.get, name, wait=OPEN_WAIT))
+    if opened is not None:
+        return opened
+    return await run_in_threadpool(partial(services.collections.get, name, wait=OPEN_WAIT))
 
 
 async def get_embedding(request: Request) -> EmbeddingService:

@@ -40,7 +40,7 @@ def headers_of(exc: ServiceError) -> dict[str, str] | None:
     return {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
 
 
-def error_body(type_: str, message: str, **extra) -> dict[str, Any]:
+def error_body(type_: str, message: str, **extra: Any) -> dict[str, Any]:
     """The one error shape every 4xx/5xx response uses."""
     return {"error": {"type": type_, "message": message, **extra}}
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
+
+if TYPE_CHECKING:
+    from app.services.container import Services
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 ROUND_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -47,14 +51,14 @@ class Metrics:
             ["collection", "how"],
             registry=self.registry,
         )
-        self._services: Callable[[], object] | None = None
+        self._services: Callable[[], Services | None] | None = None
         self.registry.register(_ServiceCollector(self))
 
     def observe_round(self, texts: int, seconds: float) -> None:
         self.round_texts.observe(texts)
         self.round_seconds.observe(seconds)
 
-    def watch(self, services_of: Callable[[], object]) -> None:
+    def watch(self, services_of: Callable[[], Services | None]) -> None:
         """Read queue depth, index size and the served ids from the live services at every scrape."""
         self._services = services_of
 
@@ -65,10 +69,10 @@ class _ServiceCollector:
     def __init__(self, metrics: Metrics):
         self.metrics = metrics
 
-    def describe(self):
+    def describe(self) -> list[Metric]:
         return []
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         service = self.metrics._services() if self.metrics._services else None
         if service is None:
             return

@@ -33,7 +33,7 @@ def served_values(settings: Settings) -> dict[str, Any]:
     }
 
 
-def with_served_limits(schema: dict[str, Any], values: dict[str, Any]) -> dict:
+def with_served_limits(schema: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """A copy of `schema` with every mark replaced by the value it names. On a nullable field the value goes to
     its non-null branches; a branch left with an empty `enum` (no model folder served) is dropped."""
     schema = copy.deepcopy(schema)
@@ -54,7 +54,7 @@ def with_served_limits(schema: dict[str, Any], values: dict[str, Any]) -> dict:
     return schema
 
 
-def json_parameter(schema: dict[str, Any]) -> dict:
+def json_parameter(schema: dict[str, Any]) -> dict[str, Any]:
     """A query parameter's JSON Schema extra: its value is this JSON document, serialized (OpenAPI `content`)."""
     return {JSON_CONTENT: schema}
 
@@ -96,10 +96,12 @@ def install_served_schema(app: FastAPI, settings: Settings) -> None:
             published.append(with_served_limits(generate(), {**served_values(settings), "model": model}))
         return published[0]
 
-    app.openapi = openapi
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to publish a custom schema
 
 
-def exclusive_forms(*forms: tuple[Iterable[str], Iterable[str], dict[str, Any] | None]) -> Callable[[dict], None]:
+def exclusive_forms(
+    *forms: tuple[Iterable[str], Iterable[str], dict[str, Any] | None],
+) -> Callable[[dict[str, Any]], None]:
     """A model's JSON Schema as a `oneOf` of its forms, each (required fields, optional fields, narrowed field
     schemas): what a model validator enforces, stated where clients and fuzzers read it."""
 
@@ -115,7 +117,9 @@ def exclusive_forms(*forms: tuple[Iterable[str], Iterable[str], dict[str, Any] |
     return rewrite
 
 
-def _form(properties: dict[str, Any], required: list[str], optional: list[str], narrowed: dict) -> dict:
+def _form(
+    properties: dict[str, Any], required: list[str], optional: list[str], narrowed: dict[str, Any]
+) -> dict[str, Any]:
     fields = {}
     for name in required + optional:
         field = copy.deepcopy(properties[name])

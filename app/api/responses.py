@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi.responses import Response
 from pydantic import BaseModel
 
 
-def json_response(model: BaseModel, **dump) -> Response:
+def json_response(model: BaseModel, **dump: Any) -> Response:
     return Response(model.model_dump_json(**dump), media_type="application/json")

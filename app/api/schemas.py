@@ -17,6 +17,7 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
+from pydantic.config import JsonDict
 
 from app.api.openapi import exclusive_forms, served
 from app.core.config import MAX_REQUEST_ITEMS
@@ -77,7 +78,7 @@ SCHEMA_BOUNDS = {
 PER_REQUEST = served(maxItems="max_texts")  # CE_MAX_TEXTS, at most MAX_ITEMS
 
 
-def unfit_value(value: Any, path: tuple[Any, ...] = ()) -> tuple[tuple, str] | None:
+def unfit_value(value: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], str] | None:
     """Where a parsed JSON body holds what no field may: a lone surrogate in a string or key (JSON's `\\ud800` escape
     parses into one; it is not Unicode text and cannot be stored or tokenized), or NaN or Infinity (Python's JSON
     reader takes them; the JSON answer could not carry them back)."""
@@ -176,6 +177,13 @@ class SimilarityRequest(Strict):
             raise ValueError("'source' and 'targets' go together")
         return self
 
+    def sides(self) -> tuple[list[str], list[str]]:
+        """The texts compared, left and right, in either form."""
+        if self.pairs is not None:
+            return [p[0] for p in self.pairs], [p[1] for p in self.pairs]
+        targets = self.targets or []
+        return [self.source or ""] * len(targets), list(targets)
+
 
 class SimilarityResponse(BaseModel):
     scores: list[float]
@@ -219,6 +227,13 @@ class DocumentOut(BaseModel):
 OPENAI_MAX_INPUTS = 2048  # OpenAI's own bound: its clients batch up to it (LangChain's OpenAIEmbeddings sends 1,000)
 
 
+def _accepted_forms(schema: JsonDict) -> None:
+    """Publish the two forms accepted, not the token arrays parsed only to be refused with a clear message."""
+    forms = schema["anyOf"]
+    if isinstance(forms, list):
+        schema["anyOf"] = forms[:2]
+
+
 class EmbeddingsRequest(Strict):
     input: (
         Text
@@ -228,7 +243,7 @@ class EmbeddingsRequest(Strict):
     ) = Field(
         description=f"A text or a list of up to {OPENAI_MAX_INPUTS} texts, as OpenAI takes them (encoded CE_MAX_TEXTS "
         "at a time); token arrays are refused: the backbone has its own tokenizer.",
-        json_schema_extra=lambda schema: schema.update(anyOf=schema["anyOf"][:2]),  # published: what is accepted
+        json_schema_extra=_accepted_forms,
     )
     model: StrictStr = Field(
         description="The served model's id, or a collection's name: GET /v1/models lists them.",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
 from app.api.filter_schemas import FILTER_DESCRIPTION, MetadataFilter
@@ -11,6 +12,7 @@ from app.api.openapi import served
 from app.api.schemas import Strict, Text
 from app.core.names import Fusion, SearchMode
 from app.index.fusion import MAX_CANDIDATES, MAX_FEEDBACK_DOCS, MAX_FEEDBACK_WEIGHT, MAX_RRF_K
+from app.index.metadata_filter import parse
 from app.services.search_query import Diversity, SearchQuery, VectorSpace
 
 Weight = Annotated[float, Field(strict=True, ge=0, le=1)]  # a number, not a boolean
@@ -103,9 +105,9 @@ class SearchRequest(Strict):
         return SearchQuery(
             text=self.q,
             k=self.k,
-            vector=self.vector,
+            vector=None if self.vector is None else np.asarray(self.vector, dtype=np.float32),
             vector_space=self.vector_space,
-            filter=self.filter,
+            filter=None if self.filter is None else parse(self.filter),
             score_threshold=self.score_threshold,
             offset=self.offset,
             explain=self.explain,

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, overload
 
 from app.core.errors import StoreUnavailable
 from app.correction.pipeline import Correction
@@ -82,7 +82,10 @@ class LiveIndex:
         self.opened: dict[str, Any] = {}  # how the served index was opened: from a snapshot, or built and why
         self.current = self._open(correction)
         # What the snapshot on disk holds: (index, change); an index built from the store is worth one at once.
-        self._snapshotted = (self.current, self.current.applied if self.opened["from"] == "snapshot" else None)
+        self._snapshotted: tuple[SearchIndex, str | None] | None = (
+            self.current,
+            self.current.applied if self.opened["from"] == "snapshot" else None,
+        )
         self._snapshot_at = self._verified_at = time.monotonic()
         self._rebuild: Future[Any] | None = None
         self._rebuild_target: str | None = None
@@ -147,11 +150,12 @@ class LiveIndex:
     def rebuild(self, correction: Correction | None, reason: str) -> Future[Any]:
         """Start a rebuild for `correction` (one at a time); the future gives the new correction id."""
         with self._lock:
-            if self.rebuilding:
+            if self._rebuild is not None and not self._rebuild.done():
                 return self._rebuild
             log.info("index rebuild started: %s", reason)
             self._rebuild_target = correction.id if correction else None
-            self._rebuild = future = Future()
+            future: Future[Any] = Future()
+            self._rebuild = future
         threading.Thread(target=self._run_rebuild, args=(correction, future), name="index-rebuild", daemon=True).start()
         return future
 
@@ -216,6 +220,10 @@ class LiveIndex:
         due = time.monotonic() - self._verified_at > self._verify_interval
         return self.verify(full=due and index.documents <= FULL_CHECK_DOCUMENTS)
 
+    @overload
+    def verify(self, *, full: Literal[True] = True) -> IntegrityCheck: ...
+    @overload
+    def verify(self, *, full: bool) -> IntegrityCheck | None: ...
     def verify(self, *, full: bool = True) -> IntegrityCheck | None:
         """Compare the store with both indexes (every id, or counts: None while writes are in flight)."""
         with self._lock:

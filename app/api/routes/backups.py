@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request
@@ -52,7 +52,7 @@ async def export_collection(name: CollectionName, services: ServicesDep) -> Stre
     as read from Redis (writes meanwhile may or may not be in it)."""
     collection = await open_collection(services, name)
 
-    def held():
+    def held() -> Iterator[bytes]:
         with collection.using():
             yield from export_lines(collection)
 

@@ -37,10 +37,7 @@ async def embed(body: EmbedRequest, embedding: EmbeddingDep) -> Response:
 
 @router.post("/similarity", response_model=SimilarityResponse, response_model_exclude_none=True)
 async def similarity(body: SimilarityRequest, embedding: EmbeddingDep) -> Response:
-    if body.pairs is not None:
-        left, right = [p[0] for p in body.pairs], [p[1] for p in body.pairs]
-    else:
-        left, right = [body.source] * len(body.targets), list(body.targets)
+    left, right = body.sides()
     scores, raw_scores, correction = await embedding.similarity_async(left, right, with_raw=body.compare_raw)
     response = SimilarityResponse(
         scores=scores.tolist(),

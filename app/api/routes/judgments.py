@@ -11,11 +11,12 @@ from app.api.deps import CollectionName, ServicesDep
 from app.api.judgment_schemas import JudgmentsIn, JudgmentsOut, TuneStatus
 from app.core.errors import Conflict, NotFound
 from app.services.collections.manager import OPEN_WAIT
+from app.services.container import Services
 
 router = APIRouter()
 
 
-def _key(services, name: str) -> str:
+def _key(services: Services, name: str) -> str:
     return services.collections.get(name, wait=OPEN_WAIT).services.served.collection_key  # 404 unknown, 503 loading
 
 
@@ -39,7 +40,7 @@ def delete_judgments(name: CollectionName, services: ServicesDep, query: str | N
         raise NotFound(f"no judgments for query {query!r}")
 
 
-def _listed(services, key: str) -> dict[str, Any]:
+def _listed(services: Services, key: str) -> dict[str, Any]:
     judged = services.store.judgments.all(key)
     return {
         "judgments": [{"query": q, "id": d, "grade": g} for q, d, g in judged],

@@ -25,11 +25,12 @@ router = APIRouter(prefix="/v1", tags=["openai"], route_class=BoundedBodyRoute)
 OWNER = "corrected-embeddings"
 
 
-def _texts(value) -> list[str]:
+def _texts(value: str | list[str] | list[int] | list[list[int]]) -> list[str]:
     if isinstance(value, str):
         return [value]
-    if value and all(isinstance(v, str) for v in value):
-        return list(value)
+    texts = [v for v in value if isinstance(v, str)]
+    if value and len(texts) == len(value):
+        return texts
     raise InvalidInput("input: token arrays are not accepted; send the text (this model tokenizes it itself)")
 
 
@@ -43,8 +44,8 @@ async def _embedding_for(services: Services, model: str) -> AsyncIterator[Embedd
         collection = await open_collection(services, model)
     except NotFound:
         raise NotFound(f"model {model!r} is not served; GET /v1/models lists what is") from None
-    with collection.using() as services:
-        yield services.embedding
+    with collection.using() as opened:
+        yield opened.embedding
 
 
 @router.post("/embeddings", response_model=EmbeddingsResponse)

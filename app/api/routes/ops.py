@@ -37,7 +37,7 @@ async def health() -> dict[str, Any]:
 
 
 @router.get("/ready")
-async def ready(services: ServicesDep):
+async def ready(services: ServicesDep) -> JSONResponse:
     loop = asyncio.get_running_loop()
     checks = await loop.run_in_executor(_PROBES, services.readiness)
     ok = all(checks.values())
