@@ -114,11 +114,11 @@ def _tune_ranking(services, collection: str, publish: bool) -> dict[str, Any]:
     """The ranking step: chosen on candidate lists the collection's search service makes; published when kept."""
     from app.index.fusion import fuse
     from app.offline.judged_ranking import tune as tune_on
-    from app.services.search import ranking_for
+    from app.services.ranking_choice import ranking_for
 
     served, qrels = _judged(services, collection)
     index, search = served.served.current, served.search
-    default = ranking_for(search.settings, index)
+    default = ranking_for(search.settings, index.correction)
 
     def candidates(query: str, ranking):
         """The lists as /search makes them for `ranking`: its dense list searched again when it asks for feedback."""

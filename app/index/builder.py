@@ -8,7 +8,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -148,7 +148,7 @@ class IndexBuilder:
         )
         return SearchIndex(correction, dense, FieldIndex(), lexical=self.new_lexical())
 
-    def apply(self, index: SearchIndex, records: list[DocumentRecord], *, commit: bool = True) -> None:
+    def apply(self, index: SearchIndex, records: Sequence[DocumentRecord], *, commit: bool = True) -> None:
         """Put stored documents into an index (both indexes and the filters); passages a new version no longer has
         leave the index."""
         if not records:

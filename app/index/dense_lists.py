@@ -3,21 +3,22 @@ Ray Serve (CE_SHARDS: `shards.fanout.ShardedDense`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from app.core.tracing import span
 from app.index.dense_scale import DenseScale, measure
+from app.index.metadata_filter import Filter
 from app.index.search_index import SearchIndex, dense_hits
 
 if TYPE_CHECKING:
     from app.index.document_vectors import DocumentVectors
 
-Allowed = Collection[str]  # the documents a filter leaves (index/filters), searched among
-Where = Mapping[str, Any]  # a metadata filter as JSON, for shards that apply it themselves
+Selected = Collection[str]  # the documents a filter leaves (index/filters), searched among
+Where = Filter  # a parsed metadata filter, for shards that match it themselves
 StoredVectors = Callable[[Sequence[str]], np.ndarray]  # index keys -> their vectors in the search space
 
 
@@ -38,7 +39,7 @@ class DenseSource(Protocol):
         index: SearchIndex,
         vector: np.ndarray,
         depth: int,
-        allowed: Allowed | None = None,
+        allowed: Selected | None = None,
         where: Where | None = None,
     ) -> DenseList: ...
 
@@ -57,7 +58,7 @@ class LocalDense:
         index: SearchIndex,
         vector: np.ndarray,
         depth: int,
-        allowed: Allowed | None = None,
+        allowed: Selected | None = None,
         where: Where | None = None,
     ) -> DenseList:
         stored = self.vectors.exact_vectors(index.correction, index.dense.dim)

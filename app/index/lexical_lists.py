@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.core.tracing import span
-from app.index.dense_lists import Allowed, Where
+from app.index.dense_lists import Selected, Where
 from app.index.search_index import SearchIndex
 
 
@@ -22,7 +22,7 @@ class LexicalList:
 
 class LexicalSource(Protocol):
     def search(
-        self, index: SearchIndex, query: str, depth: int, allowed: Allowed | None = None, where: Where | None = None
+        self, index: SearchIndex, query: str, depth: int, allowed: Selected | None = None, where: Where | None = None
     ) -> LexicalList: ...
 
 
@@ -30,7 +30,7 @@ class LocalLexical:
     """The collection's own lexical index (none in a writer: no list)."""
 
     def search(
-        self, index: SearchIndex, query: str, depth: int, allowed: Allowed | None = None, where: Where | None = None
+        self, index: SearchIndex, query: str, depth: int, allowed: Selected | None = None, where: Where | None = None
     ) -> LexicalList:
         if index.lexical is None:
             return LexicalList()

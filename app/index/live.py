@@ -6,13 +6,13 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Literal, Protocol, overload
 
-from app.core.errors import StoreUnavailable
+from app.core.errors import Conflict, StoreUnavailable
 from app.correction.pipeline import Correction
 from app.index.builder import ChangeLogGap, IndexBuilder
 from app.index.compaction import QUIET_FOLLOWS, compact
@@ -34,7 +34,7 @@ class ServedIndex(Protocol):
 
     def writing(self) -> AbstractContextManager[SearchIndex]: ...
 
-    def wrote(self, index: SearchIndex, records: list[DocumentRecord], change: str) -> None: ...
+    def wrote(self, index: SearchIndex, records: Sequence[DocumentRecord], change: str) -> None: ...
 
     def snapshot(self) -> None: ...
 
@@ -136,7 +136,7 @@ class LiveIndex:
         with self._lock:
             yield self.current
 
-    def wrote(self, index: SearchIndex, records: list[DocumentRecord], change: str) -> None:
+    def wrote(self, index: SearchIndex, records: Sequence[DocumentRecord], change: str) -> None:
         """Index what this process just stored (inside `writing()`), so its own writes are searchable at once."""
         self.builder.apply(index, records)
         index.local.add(change)
@@ -282,3 +282,10 @@ class LiveIndex:
             "rebuilding_for": self._rebuild_target if self.rebuilding else None,
             "integrity": self.integrity.describe() if self.integrity else None,
         }
+
+
+def live(served: ServedIndex) -> LiveIndex:
+    """The index a server serves, which rebuilds and verifies; a writer's (WriterIndex) does neither: 409."""
+    if not isinstance(served, LiveIndex):
+        raise Conflict("this process writes the collection without serving it: it neither rebuilds nor verifies")
+    return served

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from app.correction.pipeline import Correction
 from app.index.builder import IndexBuilder
+from app.index.integrity import IntegrityCheck
 from app.index.search_index import SearchIndex
 from app.store.documents import DocumentRecord
 
@@ -21,14 +22,14 @@ class WriterIndex:
         self.collection_key = builder.collection_key
         self.current = builder.empty(correction)
         self._lock = threading.Lock()
-        self.integrity = None  # it holds nothing to compare with the store
+        self.integrity: IntegrityCheck | None = None  # it holds nothing to compare with the store
 
     @contextmanager
     def writing(self) -> Iterator[SearchIndex]:
         with self._lock:
             yield self.current
 
-    def wrote(self, index: SearchIndex, records: list[DocumentRecord], change: str) -> None:
+    def wrote(self, index: SearchIndex, records: Sequence[DocumentRecord], change: str) -> None:
         """Nothing to index: a writer's documents reach the servers through the change log."""
 
     def snapshot(self) -> None:

@@ -20,7 +20,7 @@ from app.offline.retrieval import DEPTH, Judgments, read_judged_corpus
 from app.offline.search_tuning import MIN_NDCG_GAIN, RECALL_TOLERANCE, SearchCandidate, keeps_every_set
 from app.offline.search_tuning import ndcg_gain_lower_bound as gain_lower_bound
 from app.offline.served_search import add_collection, served_services
-from app.services.search import RANKING
+from app.services.ranking_choice import RANKING
 
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 RULE = (

@@ -15,9 +15,13 @@ from app.correction.publication import check_compatible, publish, resolve_correc
 from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool, engine_for
 from app.index.faiss_index import VectorIndex
+from app.index.live import ServedIndex, live
 from app.services.collections.fit_jobs import FitJobs
 from app.services.collections.manager import Collections
 from app.services.collections.wiring import CollectionServices
+from app.services.documents import DocumentService
+from app.services.embedding import EmbeddingService
+from app.services.search import SearchService
 from app.store.embedded import EmbeddedRedis
 from app.store.redis_store import RedisStore
 
@@ -56,15 +60,14 @@ class Services:
         correction = Correction(artifact) if artifact else None
         self.shards = None  # the default collection's dense index on Ray Serve shards (CE_SHARDS)
         dense = None
-        if settings.shards and search:
+        url = settings.redis_url or (embedded.url if embedded else None)
+        if settings.shards and search and url is not None:
             from app.shards.cluster import ShardedCollection
             from app.shards.fanout import ShardedDense
 
-            url = settings.redis_url or embedded.url
             self.shards = ShardedCollection(settings, store, url, self.backbone.fingerprint, self.backbone, correction)
             dense = ShardedDense(self.shards.search)
         self.engines = EnginePool(settings, engine)
-        url = settings.redis_url or (embedded.url if embedded else None)
         self.collections = Collections(
             settings, store, self.engines, correction, search=search, dense=dense, redis_url=url
         )
@@ -109,10 +112,22 @@ class Services:
     def default(self) -> CollectionServices:
         return self.collections.default.services
 
-    served = property(lambda self: self.default.served, doc="The default collection's served index.")
-    embedding = property(lambda self: self.default.embedding, doc="The default collection's embedding service.")
-    documents = property(lambda self: self.default.documents, doc="The default collection's document service.")
-    search = property(lambda self: self.default.search, doc="The default collection's search service.")
+    @property
+    def served(self) -> ServedIndex:
+        """The default collection's served index."""
+        return self.default.served
+
+    @property
+    def embedding(self) -> EmbeddingService:
+        return self.default.embedding
+
+    @property
+    def documents(self) -> DocumentService:
+        return self.default.documents
+
+    @property
+    def search(self) -> SearchService:
+        return self.default.search
 
     @property
     def correction(self) -> Correction | None:
@@ -131,7 +146,7 @@ class Services:
         """Cache in Redis as current, then rebuild the index from raw vectors in the background and swap."""
         check_compatible(artifact, self.backbone)
         publish(self.store, artifact)
-        return self.served.rebuild(Correction(artifact), f"correction {artifact.id} published")
+        return live(self.served).rebuild(Correction(artifact), f"correction {artifact.id} published")
 
     def readiness(self) -> dict[str, bool]:
         """What /ready checks: Redis answers and the encoder runs (the correction and index exist once the

@@ -140,7 +140,12 @@ class DocumentService(OnCollection):
         """Delete these documents, or those the filter selects (chosen under the write lock): how many existed."""
         deleted = 0
         with self._served.writing() as index:
-            ids = list(dict.fromkeys(doc_ids)) if doc_ids is not None else sorted(index.fields.matching(where))
+            if doc_ids is not None:
+                ids = list(dict.fromkeys(doc_ids))
+            elif where is not None:
+                ids = sorted(index.fields.matching(where))
+            else:
+                raise InvalidInput("name the documents to delete: ids or a filter")
             for start in range(0, len(ids), DELETE_BATCH):
                 batch = ids[start : start + DELETE_BATCH]
                 existed, change = self.store.documents.delete(self.collection_key, batch)
@@ -152,8 +157,9 @@ class DocumentService(OnCollection):
     def update_metadata(self, updates: Mapping[str, dict[str, Any]], *, merge: bool = False) -> list[str]:
         """Replace (or merge into) stored documents' metadata, their vectors kept: nothing is encoded again. An id no
         document has is a 404 and nothing is written."""
-        records = self.store.documents.get(self.collection_key, list(updates))
-        missing = [d for d, r in zip(updates, records, strict=True) if r is None]
+        found = self.store.documents.get(self.collection_key, list(updates))
+        missing = [d for d, r in zip(updates, found, strict=True) if r is None]
+        records = [r for r in found if r is not None]
         if missing:
             raise NotFound(
                 f"no document with id {missing[0]!r}" + (f" (and {len(missing) - 1} more)" if missing[1:] else "")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from app.correction.pipeline import Correction, l2_normalize, pooling_weights, p
 from app.engine.encoder import BatchingEngine
 from app.index.live import ServedIndex
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 # A request with more text than this is tokenized (limits, usage) on a worker thread: long texts take
 # milliseconds each to tokenize, which on the event loop would hold up every other request. One thread: many
 # such requests at once queue there rather than take every core from the encoder and the loop.
@@ -24,7 +27,7 @@ OFF_LOOP_CHARS = 4096
 _HEAVY_WORK = ThreadPoolExecutor(1, thread_name_prefix="heavy-request-work")
 
 
-async def _off_loop_if(heavy: bool, fn, *args, **kwargs):
+async def _off_loop_if(heavy: bool, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """`fn(...)` on the worker thread when it is heavy, else right here (a thread hop costs more than small work)."""
     if not heavy:
         return fn(*args, **kwargs)
@@ -63,7 +66,10 @@ class EmbeddingService:
         limit when it is cut there, whole when it is indexed as passages. What one request may cost is bounded, so
         it can finish within its deadline."""
         budget, limit = self.settings.max_request_tokens, self.backbone.max_length
-        bound = (lambda n: min(n, limit)) if truncated else (lambda n: n)
+
+        def bound(n: int) -> int:
+            return min(n, limit) if truncated else n
+
         # A token covers at least one byte: a request of fewer bytes than the budget is not counted.
         if sum(bound(len(t.encode()) + 4) for t in texts) <= budget:
             return
@@ -178,7 +184,9 @@ class EmbeddingService:
         """Whether correcting `rows` vectors is worth a thread: a flow's layers, or a large batch."""
         return correction is not None and (correction.has_flow or rows > 256)
 
-    async def similarity_async(self, left: Sequence[str], right: Sequence[str], *, with_raw: bool = True):
+    async def similarity_async(
+        self, left: Sequence[str], right: Sequence[str], *, with_raw: bool = True
+    ) -> tuple[np.ndarray, np.ndarray | None, str | None]:
         """Corrected cosine of each (left[i], right[i]), the raw cosine (None unless `with_raw`), the correction id.
 
         A correction that pools its own way (SIF) needs a second encoding for the raw cosine: only if asked.

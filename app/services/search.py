@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from app.core.config import Settings
 from app.core.errors import InvalidInput
 from app.correction.pipeline import project
-from app.index.dense_lists import DenseList, DenseSource, LocalDense
+from app.index.dense_lists import DenseList, DenseSource, LocalDense, Selected, Where
 from app.index.document_vectors import DocumentVectors
 from app.index.feedback import rocchio
 from app.index.filtered_search import Allowed
@@ -27,11 +27,10 @@ from app.index.search_index import SearchIndex
 from app.services.documents import Document
 from app.services.embedding import EmbeddingService
 from app.services.on_collection import OnCollection
+from app.services.ranking_choice import ranking_for
 from app.services.search_query import SearchQuery
 from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
-
-RANKING = "ranking"  # where an artifact's `extra.search` keeps the ranking its judgments chose
 
 
 @dataclass(frozen=True)
@@ -55,38 +54,6 @@ class SearchResult:
     space: dict[str, Any]
     ranking: dict[str, Any]
     missing_shards: list[int]
-
-
-def ranking_for(settings: Settings, index: SearchIndex, published: dict[str, Any] | None = None, **asked) -> Ranking:
-    """What the query asks (search_query.RANKING_FIELDS), else the ranking tuned on the collection's judgments over
-    HTTP (`published`), else the settings' (a collection's, else CE_SEARCH), else what the correction's judgments
-    chose, else the documented rule. A fusion named without a weight takes its own default weight."""
-    tuned = index.correction.artifact.extra.get("search", {}).get(RANKING) if index.correction else None
-    ranking = Ranking.from_record(tuned) if tuned else Ranking()
-    search = settings.search
-    configured = {
-        "mode": search.search_mode,
-        "fusion": search.fusion,
-        "lexical_weight": search.lexical_weight,
-        "feedback_docs": search.feedback_docs,
-        "feedback_weight": search.feedback_weight,
-    }
-    if published is not None:
-        ranking = Ranking.from_record(published)
-    for chosen_by, overrides in (("settings", configured if published is None else {}), ("request", asked)):
-        overrides = {key: value for key, value in overrides.items() if value is not None}
-        if not overrides:
-            continue
-        fusion = overrides.get("fusion", ranking.fusion)
-        weight = ranking.lexical_weight if fusion == ranking.fusion else None  # None: that fusion's own default
-        try:
-            ranking = replace(
-                ranking,
-                **{**overrides, "lexical_weight": overrides.get("lexical_weight", weight), "chosen_by": chosen_by},
-            )
-        except ValueError as exc:
-            raise InvalidInput(str(exc)) from None
-    return ranking
 
 
 class SearchService(OnCollection):
@@ -123,7 +90,7 @@ class SearchService(OnCollection):
 
     def served_ranking(self, index: SearchIndex) -> Ranking:
         """How a request that names no ranking is ranked now: what /info and the page show."""
-        return ranking_for(self.settings, index, self.tuned_ranking())
+        return ranking_for(self.settings, index.correction, self.tuned_ranking())
 
     def _check(self, query: SearchQuery, index: SearchIndex) -> None:
         if not 1 <= query.k <= self.settings.max_k:
@@ -150,7 +117,7 @@ class SearchService(OnCollection):
         index = self._index_for(query)
         if query.vector is not None:
             return self.rank(index, query, self.mapped_vector(index, query))
-        return self.rank(index, query, self._embedding.in_space([query.text], index.search_correction))
+        return self.rank(index, query, self._embedding.in_space([query.words], index.search_correction))
 
     async def search_async(self, query: SearchQuery) -> SearchResult:
         """Top-k documents (see `rank`): the query encoded like /embed's texts, the indexes read off the loop."""
@@ -158,7 +125,7 @@ class SearchService(OnCollection):
         if query.vector is not None:
             vector = self.mapped_vector(index, query)
         else:
-            vector = await self._embedding.in_space_async([query.text], index.search_correction)
+            vector = await self._embedding.in_space_async([query.words], index.search_correction)
         return await run_in_threadpool(self.rank, index, query, vector)
 
     def _index_for(self, query: SearchQuery) -> SearchIndex:
@@ -169,12 +136,14 @@ class SearchService(OnCollection):
 
     def mapped_vector(self, index: SearchIndex, query: SearchQuery) -> np.ndarray:
         """The query's vector in the search space: as sent (made unit), or a raw one mapped by the correction."""
-        correction = index.search_correction
+        correction, vector = index.search_correction, query.vector
+        if vector is None:
+            raise InvalidInput("send a vector to search by vector")
         if query.vector_space == "search":
-            return project(query.vector, None)
+            return project(vector, None)
         if correction is not None and correction.token_weights is not None:
             raise InvalidInput("this collection's search space pools with SIF weights: send its own vectors")
-        return project(query.vector, correction)
+        return project(vector, correction)
 
     def rank(self, index: SearchIndex, query: SearchQuery, vector: np.ndarray) -> SearchResult:
         """The query's page of documents in `index`, found with `vector` (in its search space): those the filter
@@ -187,7 +156,7 @@ class SearchService(OnCollection):
             key = (repr(query.filter), version)  # repr: False and 0 are equal, and hash alike, as Python values
             allowed = Allowed(index.fields.matching(query.filter, copy=False), key)
         asked = query.asked() | ({"mode": "dense"} if query.text is None else {})
-        ranking = ranking_for(self.settings, index, self.tuned_ranking(), **asked)
+        ranking = ranking_for(self.settings, index.correction, self.tuned_ranking(), **asked)
         wanted = query.wanted
         dense_only = ranking.mode == "dense" and query.score_threshold is None
         depth = wanted if dense_only else max(wanted, ranking.candidates)
@@ -226,10 +195,22 @@ class SearchService(OnCollection):
             hits = [replace(h, vector=[round(float(x), 7) for x in row]) for h, row in zip(hits, rows, strict=True)]
         return hits
 
-    def feed_back(self, index, vector, ranked, found: Candidates, dense: DenseList, ranking: Ranking, depth, allowed):
+    def feed_back(
+        self,
+        index: SearchIndex,
+        vector: np.ndarray,
+        ranked: list[tuple[str, float]],
+        found: Candidates,
+        dense: DenseList,
+        ranking: Ranking,
+        depth: int,
+        allowed: Selected | None,
+    ) -> tuple[Candidates, list[str]]:
         """The dense list searched again with the query moved toward the first results' best passages (Rocchio),
         and which documents those were; the lexical list and the dense confidence stay the query's own."""
         top = [doc_id for doc_id, _ in ranked[: ranking.feedback_docs]]
+        if dense.stored is None:  # the shards keep their vectors: nothing to move the query toward
+            return found, []
         rows = dense.stored([passage_key(doc_id, dense.best.get(doc_id, 0)) for doc_id in top])
         moved = rocchio(vector[0], rows[~np.isnan(rows).any(axis=1)], ranking.feedback_weight)
         again = self.dense.search(index, moved[None, :], depth, allowed)
@@ -242,8 +223,8 @@ class SearchService(OnCollection):
         vector: np.ndarray,
         mode: str,
         depth: int,
-        allowed,
-        where: dict[str, Any] | None = None,
+        allowed: Selected | None,
+        where: Where | None = None,
     ) -> tuple[Candidates, DenseList]:
         """The lists `mode` fuses, with what calibrated fusion weighs them by, and the dense list as its source gave
         it (each document's best passage, missing shards): what `fit --tune-qrels` fuses every way, so tuning and
@@ -257,7 +238,17 @@ class SearchService(OnCollection):
         missing = sorted({*dense.missing, *lexical.missing})  # either list's shards: the answer is partial
         return Candidates(dense.hits, lexical.hits, confidence, lexical.coverage), replace(dense, missing=missing)
 
-    def _hits(self, index, query, ranked, cosines, best, lexical, k, threshold) -> list[SearchHit]:
+    def _hits(
+        self,
+        index: SearchIndex,
+        query: np.ndarray,
+        ranked: list[tuple[str, float]],
+        cosines: dict[str, float],
+        best: dict[str, int],
+        lexical: dict[str, float],
+        k: int,
+        threshold: float | None,
+    ) -> list[SearchHit]:
         """The first k ranked documents that exist and reach the threshold, read from Redis in runs of k."""
         out: list[SearchHit] = []
         for start in range(0, len(ranked), k):
@@ -287,8 +278,13 @@ class SearchService(OnCollection):
 
 
 def exact_cosine(
-    vectors: DocumentVectors, index: SearchIndex, record: DocumentRecord, query: np.ndarray, cosines, best
-):
+    vectors: DocumentVectors,
+    index: SearchIndex,
+    record: DocumentRecord,
+    query: np.ndarray,
+    cosines: dict[str, float],
+    best: dict[str, int],
+) -> tuple[float, int, tuple[int, int] | None]:
     """A document's cosine (its best passage's), which passage that is, and its span when it has several: the dense
     list's when it ranked the document, else computed from its stored vectors."""
     spans = stored_spans(record.passages, record.text)

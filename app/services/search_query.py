@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from app.core.errors import InvalidInput
 from app.index.metadata_filter import Filter, parse
 
 VectorSpace = Literal["search", "raw"]  # the collection's search space, or the backbone's (mapped by the server)
@@ -46,14 +47,22 @@ class SearchQuery:
     feedback_weight: float | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.filter, Mapping):
-            object.__setattr__(self, "filter", parse(self.filter))
+        given: object = self.filter  # a caller's JSON object is taken too, parsed here
+        if isinstance(given, Mapping):
+            object.__setattr__(self, "filter", parse(given))
         if self.vector is not None:
             vector = np.asarray(self.vector, dtype=np.float32)
             object.__setattr__(self, "vector", vector.reshape(1, -1) if vector.ndim == 1 else vector)
 
+    @property
+    def words(self) -> str:
+        """The text to encode: a query without a vector has one (SearchService refuses it otherwise)."""
+        if self.text is None:
+            raise InvalidInput("send q (a text), vector, or both")
+        return self.text
+
     def asked(self) -> dict[str, Any]:
-        """How the query asks to rank (None: as the collection does), as `services.search.ranking_for` reads it."""
+        """How the query asks to rank (None: as the collection does), as `ranking_choice.ranking_for` reads it."""
         return {name: getattr(self, name) for name in RANKING_FIELDS}
 
     @property

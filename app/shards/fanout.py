@@ -14,7 +14,7 @@ import numpy as np
 
 from app.core.errors import NotReady
 from app.core.tracing import span
-from app.index.dense_lists import Allowed, DenseList, Where
+from app.index.dense_lists import DenseList, Selected, Where
 from app.index.dense_scale import DenseScale, measured
 from app.index.document_vectors import DocumentVectors
 from app.index.global_bm25 import LexicalStatistics
@@ -119,7 +119,7 @@ class ShardedLexical:
         self.shards = shards
 
     def search(
-        self, index: SearchIndex, query: str, depth: int, allowed: Allowed | None = None, where: Where | None = None
+        self, index: SearchIndex, query: str, depth: int, allowed: Selected | None = None, where: Where | None = None
     ) -> LexicalList:
         with span("index.sharded_lexical_search", depth=depth):
             found = self.shards.search_lexical(query, depth, where)
@@ -162,7 +162,7 @@ class ShardedDense:
         index: SearchIndex,
         vector: np.ndarray,
         depth: int,
-        allowed: Allowed | None = None,
+        allowed: Selected | None = None,
         where: Where | None = None,
     ) -> DenseList:
         with span("index.sharded_search", depth=depth):

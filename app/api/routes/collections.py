@@ -11,7 +11,7 @@ from app.api.access import requester
 from app.api.collection_schemas import CollectionIn, CollectionList, CollectionOut, FitRequest, FitStatus
 from app.api.deps import CollectionName, ServicesDep
 from app.core.errors import Conflict
-from app.index.live import LiveIndex
+from app.index.live import live
 from app.services.collections.manager import OPEN_WAIT
 from app.services.collections.spec import DEFAULT, SEARCH_SETTINGS
 
@@ -85,9 +85,7 @@ def verify_collection(name: CollectionName, services: ServicesDep, repair: bool 
         raise Conflict(
             f"collection {name!r} is kept in parts: each of its shards verifies its own part as it follows it"
         )
-    served = opened.served
-    if not isinstance(served, LiveIndex):
-        raise Conflict(f"collection {name!r} is served by a writer here, which does not verify")
+    served = live(opened.served)
     check = served.verify()
     report = {"collection": name, **check.describe()}
     if check.drift:

@@ -17,7 +17,7 @@ from app.services.collections.collection import Collection
 from app.services.collections.import_checks import check_lines, check_settings, checked_record
 from app.services.collections.manager import OPEN_WAIT, Collections
 from app.services.collections.spec import DEFAULT, SEARCH_SETTINGS, CollectionSpec
-from app.services.documents import DocumentInput
+from app.services.documents import DocumentInput, DocumentService
 
 log = logging.getLogger(__name__)
 FORMAT = 1
@@ -147,7 +147,7 @@ def _import_into(
             report.encoded = len(fresh)
 
 
-def _parsed(lines: list[dict[str, Any]]) -> tuple[dict, CorrectionArtifact | None, list[dict]]:
+def _parsed(lines: list[dict[str, Any]]) -> tuple[dict[str, Any], CorrectionArtifact | None, list[dict[str, Any]]]:
     """The collection line, the correction, the documents: lines as the API checked them (app/api/backup_schemas)."""
     artifact = None
     for i, line in enumerate(lines):
@@ -163,7 +163,7 @@ def _artifact(line: dict[str, Any], i: int) -> CorrectionArtifact:
         raise InvalidInput(f"line {i + 1}: not a correction artifact ({exc})") from None
 
 
-def _not_stored(documents_service, documents: list[dict[str, Any]]) -> list[dict]:
+def _not_stored(documents_service: DocumentService, documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Those whose id is not stored with the same text and metadata: what an interrupted import still has to do."""
     if not documents:
         return []

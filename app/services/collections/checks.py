@@ -70,7 +70,7 @@ def allowed_model(settings: Settings, model_path: str | None, backbone: str) -> 
     return None if own is not None and Path(own).resolve() == Path(folder).resolve() else folder
 
 
-def search_settings(given: dict[str, Any] | None) -> dict:
+def search_settings(given: dict[str, Any] | None) -> dict[str, Any]:
     """A new collection's search settings: those given, checked as the service's own settings are (422 if not)."""
     given = {k: v for k, v in (given or {}).items() if v is not None and k in SEARCH_SETTINGS}
     try:

@@ -21,8 +21,9 @@ from app.core.search_settings import SearchSettings
 from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.correction.publication import PublishedFollower, check_compatible, publish
-from app.engine.pool import EnginePool
+from app.engine.pool import EnginePool, Key
 from app.index.dense_lists import DenseSource
+from app.index.live import live
 from app.index.snapshot import SnapshotFile
 from app.services.collections import checks
 from app.services.collections.checks import check_encoder, complete, correction_for, failed_to_load, search_settings
@@ -61,7 +62,7 @@ class Collections:
         engines: EnginePool,
         correction: Correction | None,
         *,
-        search=True,
+        search: bool = True,
         dense: DenseSource | None = None,
         redis_url: str | None = None,
     ):
@@ -80,11 +81,11 @@ class Collections:
         self,
         name: str,
         *,
-        backbone=None,
-        pooling=None,
-        correction=None,
-        index_factory=None,
-        model_path=None,
+        backbone: str | None = None,
+        pooling: str | None = None,
+        correction: str | None = None,
+        index_factory: str | None = None,
+        model_path: str | None = None,
         shards: int = 0,
         search: dict[str, Any] | None = None,
         wait: float | None = None,
@@ -133,7 +134,9 @@ class Collections:
         check_compatible(artifact, collection.engine.backbone)
         publish(self.store, artifact, make_current=False)
         set_correction(self.specs, name, artifact.id)
-        return collection.services.served.rebuild(Correction(artifact), f"collection {name}: {artifact.id} published")
+        return live(collection.services.served).rebuild(
+            Correction(artifact), f"collection {name}: {artifact.id} published"
+        )
 
     def opened(self, name: str) -> Collection | None:
         """The collection if it is open here already (no Redis call: the request path's fast lane)."""
@@ -159,7 +162,7 @@ class Collections:
         )
         return Collection(spec, engine, services)
 
-    def _open_one(self, opening: Opening) -> Collection:
+    def _open_one(self, opening: Opening[Collection]) -> Collection:
         """Open a collection on the opening's thread: its backbone loaded, its spec completed if it was loading."""
         name = opening.name
         spec = self._spec(name)
@@ -225,7 +228,7 @@ class Collections:
         log.info("collection %s: %s%s", spec.name, concluded.state, f" ({concluded.error})" if concluded.error else "")
         return concluded
 
-    def _unload_beyond_limit(self, keep: tuple[str, str]) -> None:
+    def _unload_beyond_limit(self, keep: Key) -> None:
         """Unload backbones beyond CE_MAX_BACKBONES, with the collections on them (they reopen on their next
         request, from their snapshot); never `keep` (just opened) nor one a request is using."""
         busy = {keep} | {c.backbone_key for c in self._open.values() if c.in_use}

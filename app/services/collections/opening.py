@@ -23,7 +23,7 @@ class Opening(Generic[T]):
     """One collection's opening: what it is doing now, and its outcome once it ends."""
 
     name: str
-    future: Future[Any] = field(default_factory=Future)
+    future: Future[T] = field(default_factory=Future)
     step: str = "starting"
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
@@ -35,22 +35,22 @@ class Opening(Generic[T]):
 class Openings(Generic[T]):
     """At most one opening per name; a finished one hands over its result, a failed one its error for a while."""
 
-    def __init__(self, open_one: Callable[[Opening], T]):
+    def __init__(self, open_one: Callable[[Opening[T]], T]):
         self._open_one = open_one
-        self._openings: dict[str, Opening] = {}
+        self._openings: dict[str, Opening[T]] = {}
         self._lock = threading.Lock()
 
-    def start(self, name: str) -> Opening:
+    def start(self, name: str) -> Opening[T]:
         """The opening of `name` under way (or failed a moment ago), else a new one on its own thread."""
         with self._lock:
             opening = self._openings.get(name)
             if opening is not None and (opening.ended is None or time.monotonic() - opening.ended < FAILURE_KEPT):
                 return opening
-            self._openings[name] = opening = Opening(name)
+            self._openings[name] = opening = Opening[T](name)
         threading.Thread(target=self._run, args=(opening,), name=f"open-{name}", daemon=True).start()
         return opening
 
-    def _run(self, opening: Opening) -> None:
+    def _run(self, opening: Opening[T]) -> None:
         try:
             result = self._open_one(opening)
         except BaseException as exc:
@@ -62,7 +62,7 @@ class Openings(Generic[T]):
         self._drop(opening)  # opened: the caller keeps it now; a later opening of the name starts afresh
         opening.future.set_result(result)
 
-    def _drop(self, opening: Opening) -> None:
+    def _drop(self, opening: Opening[T]) -> None:
         with self._lock:
             if self._openings.get(opening.name) is opening:
                 del self._openings[opening.name]
@@ -83,7 +83,7 @@ class Openings(Generic[T]):
         except Exception as exc:  # a backbone that would not load here, say: a 503 that says why
             raise NotReady(f"collection {name!r} could not open here: {exc}") from exc
 
-    def current(self, name: str) -> Opening | None:
+    def current(self, name: str) -> Opening[T] | None:
         """The opening of `name` in this process, if one is under way."""
         opening = self._openings.get(name)
         return opening if opening is not None and opening.ended is None else None

@@ -8,6 +8,7 @@ import re
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from app.backbones.base import Backbone
 from app.core.errors import ArtifactError, NotFound
 from app.core.search_settings import SearchSettings
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
@@ -106,7 +107,7 @@ def drop_own_corrections(store: RedisStore, spec: CollectionSpec) -> None:
 class CollectionFollower:
     """What a collection's index follows: the correction its settings in Redis name, once it changes."""
 
-    def __init__(self, specs: CollectionStore, name: str, store: RedisStore, backbone):
+    def __init__(self, specs: CollectionStore, name: str, store: RedisStore, backbone: Backbone):
         self.specs, self.name, self.store, self.backbone = specs, name, store, backbone
         self._refused: str | None = None
 
