@@ -38,9 +38,8 @@ class PoolingResult:
     dims: dict[str, int]
     fit_seconds: dict[str, float]
     auto: CorrectionArtifact
-    geometry: dict[str, dict[str, Any]] = field(
-        default_factory=dict
-    )  # space -> alignment, uniformity on the test pairs
+    # space -> alignment, uniformity on the test pairs
+    geometry: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def evaluate_methods(fit, test: TuningPairs, pooling: str) -> PoolingResult:

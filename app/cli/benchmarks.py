@@ -4,15 +4,13 @@
 from __future__ import annotations
 
 import json
-import time
+from functools import partial
 from typing import Annotated
 
 import typer
 
 from app.cli.options import EXIT_BAD_INPUT, STS_DEV, STS_TEST, JsonLastOpt, fail, guarded
 from app.core.config import STS_DIR, get_settings
-
-RUNTIMES = (("huggingface", "none"), ("onnx", "none"), ("onnx", "int8"))  # torch fp32, ONNX fp32, ONNX int8
 
 
 @guarded
@@ -21,97 +19,14 @@ def bench(
     as_json: JsonLastOpt = False,
 ) -> None:
     """Throughput and latency of the service over HTTP, as ratios to the backbone called in-process."""
-    from app.backbones import build_backbone
-    from app.benchmarks.http import peak_rss_mb, running_service
-    from app.benchmarks.throughput import (
-        batch_setter,
-        http_load,
-        in_process_limit,
-        percentile,
-        sentence_transformers_rate,
-        single_client_latency,
-        single_client_latency_beside,
-        single_text_seconds,
-    )
-    from app.correction import Correction
-    from app.correction.publication import find_bundled
+    from app.benchmarks.service import bench_lines, run_bench
     from app.offline.datasets import read_corpus
 
-    settings = get_settings()
     sentences = (read_corpus(STS_TEST) + read_corpus(STS_DEV))[:texts]
-    served = (settings.backbone, settings.quantize if settings.backbone == "onnx" else "none")
-    limits = {}  # every runtime of these weights and this pooling, in-process: what each could serve at best
-    for runtime, quantize in RUNTIMES:
-        typer.echo(f"in-process limit of {runtime} ({quantize}) over {len(sentences)} sentences ...", err=True)
-        other = build_backbone(settings.model_copy(update={"backbone": runtime, "quantize": quantize}))
-        best = in_process_limit(batch_setter(other), sentences)
-        limits[f"{runtime}_{quantize}"] = round(best[0], 1)
-        if (runtime, quantize) == served:  # the served one's is the ratios' yardstick: measured once
-            backbone, (limit, best_batch) = other, best
-        del other
-    if served not in RUNTIMES:  # another registered backbone (the weight-free one, say)
-        backbone = build_backbone(settings)
-        limit, best_batch = in_process_limit(batch_setter(backbone), sentences)
-    one_text = single_text_seconds(batch_setter(backbone)(best_batch))
-    correction_share = None
-    artifact = find_bundled(settings.models_dir, backbone)
-    if artifact is not None:
-        raw = backbone.encode(sentences[:512])
-        start = time.perf_counter()
-        Correction(artifact).apply(raw)
-        correction_share = (time.perf_counter() - start) / (len(raw) / limit)
-    typer.echo("sentence-transformers in-process ...", err=True)
-    baseline = sentence_transformers_rate(sentences)
-    typer.echo("starting the service ...", err=True)
-    with running_service({"CE_BATCH_SIZE": str(best_batch)}, reuse=[settings.graphs_dir]) as (url, pid):
-        http_load(url, sentences[:256], clients=8, per_request=8, name="warm-up")
-        patterns = {
-            "a_8_clients_x_8_texts": http_load(url, sentences, clients=8, per_request=8, name="a"),
-            "b_32_clients_x_1_text": http_load(url, sentences, clients=32, per_request=1, name="b"),
-        }
-        latencies = single_client_latency(url)
-        long_texts = [" ".join(sentences[i : i + 300])[:20_000] for i in range(0, 8 * 40, 40)]
-        beside = single_client_latency_beside(url, long_texts)
-        rss = peak_rss_mb(pid)
-    result = {
-        "backbone": backbone.name,
-        "runtime": settings.backbone,
-        "quantize": settings.quantize if settings.backbone == "onnx" else None,
-        "pooling": settings.pooling,
-        "sentences": len(sentences),
-        "limit_sentences_per_s": round(limit, 1),
-        "limit_batch_size": best_batch,
-        "limits_by_runtime": limits,
-        "sentence_transformers_per_s": round(baseline, 1),
-        **{name: r.summary(limit, baseline) for name, r in patterns.items()},
-        "single_text_p50_ms": round(percentile(latencies, 50) * 1000, 2),
-        "single_text_p99_ms": round(percentile(latencies, 99) * 1000, 2),
-        "single_text_in_process_ms": round(one_text * 1000, 2),
-        "single_text_ratio": round(percentile(latencies, 50) / one_text, 2),
-        "single_text_beside_long_texts_p50_ms": round(percentile(beside, 50) * 1000, 2),
-        "correction_share_of_encoding": None if correction_share is None else round(correction_share, 4),
-        "server_peak_rss_mb": round(rss, 1),
-    }
+    result = run_bench(get_settings(), sentences, partial(typer.echo, err=True))
     if not as_json:
-        typer.echo(
-            f"limit (in-process, batch {best_batch}): {limit:.0f} sentences/s; "
-            f"sentence-transformers in-process: {baseline:.0f} sentences/s"
-        )
-        typer.echo("in-process limit of each runtime: " + ", ".join(f"{k} {v:.0f}/s" for k, v in limits.items()))
-        for name in patterns:
-            summary = result[name]
-            typer.echo(
-                f"{name}: {summary['sentences_per_s']:.0f} sentences/s = {summary['ratio_to_limit']:.2f} x limit "
-                f"= {summary['ratio_to_sentence_transformers']:.2f} x sentence-transformers, "
-                f"p50 {summary['p50_ms']} ms, p99 {summary['p99_ms']} ms, errors {summary['errors']}"
-            )
-        typer.echo(
-            f"single short text: p50 {result['single_text_p50_ms']} ms over HTTP vs "
-            f"{result['single_text_in_process_ms']} ms in-process = {result['single_text_ratio']}x; "
-            f"p50 {result['single_text_beside_long_texts_p50_ms']} ms while 32 clients send 20,000-character "
-            "texts that must be tokenized to be refused"
-        )
-        typer.echo(f"correction: {result['correction_share_of_encoding']} of encoding time; peak RSS {rss:.0f} MB")
+        for line in bench_lines(result):
+            typer.echo(line)
     typer.echo(json.dumps(result))
 
 

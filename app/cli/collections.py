@@ -76,16 +76,20 @@ def delete_collection(name: str) -> None:
 
 
 def fit_collection(
-    name: str, method: str, params: dict[str, Any], options, judged_dirs, out: Path | None, publish: bool
+    name: str,
+    method: str,
+    params: dict[str, Any],
+    options: Any,
+    judged_dirs: list[Path] | None,
+    out: Path | None,
+    publish: bool,
 ) -> None:
     """`fit --collection`: fit on the stored raw vectors; `auto` keeps the general correction unless labelled pairs
     show a clear gain (and without labelled pairs keeps it outright); `--publish` serves the result there."""
     from app.cli.offline import judged_sets, offline_backbone, tuning_pairs
-    from app.core.names import Method
     from app.correction.publication import load_version, write_artifact_file
     from app.correction.publication import publish as publish_artifact
-    from app.offline.collection_fit import guarded_choice, stored_corpus
-    from app.offline.fit import fit_from_vectors
+    from app.offline.collection_fit import fit_collection_correction
     from app.services.collections.spec import CollectionSpec, set_correction
     from app.services.container import connect_store
 
@@ -99,22 +103,13 @@ def fit_collection(
         backbone = offline_backbone(settings)
         general = load_version(store, backbone, spec.correction) if spec.correction else None
         tuning = tuning_pairs(backbone, method, options.tune_pairs, options.no_tune, settings)
-        if method == Method.AUTO and tuning is None:
-            typer.echo(f"kept {spec.correction}: without labelled pairs `auto` keeps the general correction", err=True)
-            typer.echo(spec.correction or "none")
-            return
-        sentences, vectors = stored_corpus(store, spec.collection_key, backbone.dim)
-        if not sentences:
-            raise fail(f"collection {name!r} holds no documents to fit on", EXIT_BAD_INPUT)
         judged = judged_sets(backbone, judged_dirs, settings)
-        chosen = fit_from_vectors(
-            backbone, sentences, vectors, method, params, spec.collection_key, tuning=tuning, judged=judged
+        say = lambda line: typer.echo(f"collection {name}: {line}", err=True)  # noqa: E731
+        chosen = fit_collection_correction(
+            store, spec.collection_key, backbone, method, params, general, tuning, judged, say
         )
-        if method == Method.AUTO:
-            chosen, record = guarded_choice(backbone, chosen, general, tuning)
-            typer.echo(f"collection {name}: {json.dumps(record)}", err=True)
-        if chosen is None or (general is not None and chosen.id == general.id):
-            typer.echo(f"kept {spec.correction}: the collection's own fit was not clearly better", err=True)
+        if chosen is None:
+            typer.echo(f"kept {spec.correction}", err=True)
             typer.echo(spec.correction or "none")
             return
         path = write_artifact_file(chosen, out or settings.data_dir / "artifacts" / f"{chosen.id}.npz")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 import typer
@@ -27,26 +27,40 @@ from app.cli.options import (
     settings_for,
     with_options,
 )
-from app.correction.isotropy import POSITIVE_GOLD, alignment_uniformity
+from app.correction.isotropy import POSITIVE_GOLD
+
+if TYPE_CHECKING:
+    from app.core.config import Settings
+    from app.correction.artifact import CorrectionArtifact
+
+FitCorpusOpt = Annotated[Path | None, typer.Option(help="One sentence per line, or a pairs file (both sides used).")]
+CollectionOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Fit on this collection's stored documents instead (nothing re-encoded); `auto` keeps "
+        "the general correction unless labelled pairs show a clear gain; --publish serves it there."
+    ),
+]
+OutOpt = Annotated[Path | None, typer.Option(help="Artifact file; default DATA_DIR/artifacts/ID.npz.")]
+PublishOpt = Annotated[bool, typer.Option(help="Also publish to Redis as the current correction.")]
+PairsOpt = Annotated[Path, typer.Option(help="Labelled pairs: STS-benchmark layout or s1<TAB>s2<TAB>score.")]
+EvalCorpusOpt = Annotated[
+    Path | None, typer.Option(help="Corpus to fit on; default: the evaluated pairs' own sentences.")
+]
+PositiveGoldOpt = Annotated[
+    float, typer.Option(help="Pairs whose gold score is at least this are the paraphrases alignment is measured on.")
+]
 
 
 @guarded
 @with_options(method_options)
 def fit(
-    corpus: Annotated[
-        Path | None, typer.Option(help="One sentence per line, or a pairs file (both sides used).")
-    ] = None,
-    collection: Annotated[
-        str | None,
-        typer.Option(
-            help="Fit on this collection's stored documents instead (nothing re-encoded); `auto` keeps "
-            "the general correction unless labelled pairs show a clear gain; --publish serves it there."
-        ),
-    ] = None,
+    corpus: FitCorpusOpt = None,
+    collection: CollectionOpt = None,
     pooling: PoolingOpt = None,
     options: MethodOptions = None,
-    out: Annotated[Path | None, typer.Option(help="Artifact file; default DATA_DIR/artifacts/ID.npz.")] = None,
-    publish: Annotated[bool, typer.Option(help="Also publish to Redis as the current correction.")] = False,
+    out: OutOpt = None,
+    publish: PublishOpt = False,
     tune_qrels: TuneQrelsOpt = None,
     engine: EngineOpt = "local",
     address: AddressOpt = None,
@@ -59,7 +73,6 @@ def fit(
         from app.cli.collections import fit_collection
 
         return fit_collection(collection, options.method, options.params(), options, tune_qrels, out, publish)
-    from app.correction.publication import publish as publish_artifact
     from app.correction.publication import write_artifact_file
     from app.offline.datasets import read_corpus
 
@@ -79,43 +92,43 @@ def fit(
     path = write_artifact_file(artifact, out or settings.data_dir / "artifacts" / f"{artifact.id}.npz")
     typer.echo(f"wrote {path}", err=True)
     if publish:
-        from app.services.container import connect_store
-
-        store, embedded = connect_store(settings)
-        try:
-            publish_artifact(store, artifact)
-        finally:
-            store.close()
-            if embedded:
-                embedded.stop()
-        typer.echo(f"published {artifact.id} as current for backbone {backbone.fingerprint}", err=True)
+        _publish(settings, artifact)
     typer.echo(artifact.id)
+
+
+def _publish(settings: Settings, artifact: CorrectionArtifact) -> None:
+    """The artifact in Redis as the current correction of its backbone: every server rebuilds onto it."""
+    from app.correction.publication import publish
+    from app.services.container import connect_store
+
+    store, embedded = connect_store(settings)
+    try:
+        publish(store, artifact)
+    finally:
+        store.close()
+        if embedded:
+            embedded.stop()
+    typer.echo(f"published {artifact.id} as current for backbone {artifact.backbone.fingerprint}", err=True)
 
 
 @guarded
 @with_options(method_options)
 def evaluate(
-    pairs: Annotated[Path, typer.Option(help="Labelled pairs: STS-benchmark layout or s1<TAB>s2<TAB>score.")],
-    fit_corpus: Annotated[
-        Path | None, typer.Option(help="Corpus to fit on; default: the evaluated pairs' own sentences.")
-    ] = None,
+    pairs: PairsOpt,
+    fit_corpus: EvalCorpusOpt = None,
     pooling: PoolingOpt = None,
     options: MethodOptions = None,
     engine: EngineOpt = "local",
     address: AddressOpt = None,
     workers: WorkersOpt = 2,
     as_json: JsonOpt = False,
-    positive_gold: Annotated[
-        float,
-        typer.Option(help="Pairs whose gold score is at least this are the paraphrases alignment is measured on."),
-    ] = POSITIVE_GOLD,
+    positive_gold: PositiveGoldOpt = POSITIVE_GOLD,
 ) -> None:
     """Spearman x100 of cosine vs gold scores, raw and corrected, with the space's alignment and uniformity
     (`--engine ray` fits on Ray)."""
-    from app.correction import Correction
     from app.offline.datasets import read_corpus, read_pairs
-    from app.offline.encoding import corrected_vectors, encode_all
-    from app.offline.evaluation import spearman_x100
+    from app.offline.encoding import encode_all
+    from app.offline.evaluation import pairs_report
     from app.offline.fit import fit_from_vectors
 
     settings = settings_for(pooling)
@@ -123,7 +136,7 @@ def evaluate(
     data = read_pairs(pairs)
     backbone = offline_backbone(settings)
     tuning = tuning_pairs(backbone, method, options.tune_pairs, options.no_tune, settings, evaluated=pairs)
-    n, texts = len(data), data.left + data.right
+    texts = data.left + data.right
     vectors = encode_all(backbone, texts, desc="eval pairs")
     if fit_corpus is None and engine == "local":
         corpus = texts
@@ -134,31 +147,13 @@ def evaluate(
         artifact = fit_here_or_on_ray(
             settings, backbone, corpus, method, params, source, tuning, engine, address, workers
         )
-    corrected = corrected_vectors(backbone, Correction(artifact), texts, vectors, desc="eval pairs")
-    raw_geometry = alignment_uniformity(vectors[:n], vectors[n:], data.scores, texts, gold=positive_gold)
-    geometry = alignment_uniformity(corrected[:n], corrected[n:], data.scores, texts, gold=positive_gold)
-    result = {
-        "raw_spearman": round(spearman_x100(vectors[:n], vectors[n:], data.scores), 2),
-        "corrected_spearman": round(spearman_x100(corrected[:n], corrected[n:], data.scores), 2),
-        "raw_alignment": raw_geometry["alignment"],
-        "raw_uniformity": raw_geometry["uniformity"],
-        "alignment": geometry["alignment"],
-        "uniformity": geometry["uniformity"],
-        "positive_pairs": geometry["positive_pairs"],
-        "n_pairs": n,
-        "pooling": backbone.pooling,
-        "method": artifact.method,
-        "params": artifact.params,
-        "dim": artifact.out_dim,
-        "selection": artifact.extra.get("selection"),
-        "fit_corpus_size": len(corpus),
-        "backbone": backbone.name,
-    }
+    result = pairs_report(backbone, data, vectors, artifact, gold=positive_gold) | {"fit_corpus_size": len(corpus)}
     if as_json:
         typer.echo(json.dumps(result))
     else:
         typer.echo(
-            f"{backbone.name} {backbone.pooling} on {pairs.name} ({n} pairs): raw {result['raw_spearman']:.2f}, "
+            f"{backbone.name} {backbone.pooling} on {pairs.name} ({len(data)} pairs): "
+            f"raw {result['raw_spearman']:.2f}, "
             f"{artifact.method} {artifact.params} (dim {artifact.out_dim}) {result['corrected_spearman']:.2f}; "
             f"alignment {result['raw_alignment']:.3f} -> {result['alignment']:.3f}, uniformity "
             f"{result['raw_uniformity']:.3f} -> {result['uniformity']:.3f} (lower is better)"

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from app.cli.offline import offline_backbone, tuning_pairs
@@ -28,20 +27,21 @@ from app.cli.options import (
 from app.core.config import TUNE_PAIRS, get_settings
 from app.core.names import Method
 
-PICTURE_PAIRS = 400  # test pairs drawn in the pictures of the spaces (800 sentences)
+ReportOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Folder for report.md and the PNG plots; default CE_DATA_DIR/report (the page shows its pictures)."
+    ),
+]
+AdaptedOpt = Annotated[
+    Path | None, typer.Option(help="A model folder from `adapt`: its space is drawn beside raw and corrected.")
+]
 
 
 @guarded
 def report(
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            help="Folder for report.md and the PNG plots; default CE_DATA_DIR/report (the page shows its pictures)."
-        ),
-    ] = None,
-    adapted: Annotated[
-        Path | None, typer.Option(help="A model folder from `adapt`: its space is drawn beside raw and corrected.")
-    ] = None,
+    out: ReportOutOpt = None,
+    adapted: AdaptedOpt = None,
     pooling: PoolingsOpt = None,
     fit_corpus: FitCorpusOpt = STS_TRAIN,
     test_pairs: TestPairsOpt = STS_TEST,
@@ -50,9 +50,9 @@ def report(
     """Write a Markdown summary (methods x poolings on STS-B test, alignment and uniformity, isotropy) and plots
     to OUT."""
     from app.backbones.huggingface import HuggingFaceBackbone
-    from app.benchmarks.geometry import geometry_points, plot_geometry
-    from app.benchmarks.pictures import GOLD_NAMES, gold_buckets, plot_spaces
-    from app.benchmarks.report import evaluate_methods, plot_cosines, plot_spectrum, write_markdown
+    from app.benchmarks.geometry import geometry_points
+    from app.benchmarks.pooling_report import draw_pooling
+    from app.benchmarks.report import evaluate_methods, write_markdown
     from app.correction import Correction
     from app.offline.datasets import read_corpus, read_pairs
     from app.offline.encoding import encode_all, encode_pairs
@@ -74,25 +74,13 @@ def report(
 
         result = evaluate_methods(fit, test_vectors, name)
         results.append(result)
-        correction, title = Correction(result.auto), f"{backbone.name}, {name} pooling"
         adapted_vectors = None
         if adapted is not None:
             model = HuggingFaceBackbone(adapted, pooling=name, max_length=settings.max_length)
             adapted_vectors = encode_pairs(model, test, name=f"{test_pairs.name} (adapted)")
-        result.geometry = geometry_points(test_vectors, correction, adapted_vectors)
-        plots[name] = {
-            "geometry": plot_geometry(out / f"geometry-{name}.png", result.geometry, title),
-            "spectrum": plot_spectrum(out / f"spectrum-{name}.png", vectors, correction, title),
-            "cosines": plot_cosines(out / f"cosines-{name}.png", vectors, test_vectors, correction, title),
-        }
-        n = min(PICTURE_PAIRS, len(test))  # the first test pairs: both sentences of each, coloured by its gold
-        raw = np.vstack([test_vectors.left[:n], test_vectors.right[:n]])
-        spaces = {"raw": raw, f"corrected ({correction.artifact.method})": correction.apply(raw)}
-        if adapted_vectors is not None:
-            spaces["adapted"] = np.vstack([adapted_vectors.left[:n], adapted_vectors.right[:n]])
-        plots[name]["spaces"] = plot_spaces(
-            out / f"spaces-{name}.png", spaces, gold_buckets(test.scores[:n]), GOLD_NAMES, title, ordered=True
-        )
+        result.geometry = geometry_points(test_vectors, Correction(result.auto), adapted_vectors)
+        title = f"{backbone.name}, {name} pooling"
+        plots[name] = draw_pooling(out, result, vectors, test, test_vectors, adapted_vectors, title)
         typer.echo(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.scores.items()), err=True)
     tune_names = "+".join(Path(f).name for f in (tune_pairs or TUNE_PAIRS))
     sources = {"fit": fit_corpus.name, "tune": tune_names, "test": test_pairs.name}

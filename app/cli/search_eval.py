@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,49 +13,59 @@ import app.cli.options as opts  # `options` names a parameter of the command
 from app.cli.offline import judged_sets, offline_backbone, tuning_pairs
 from app.core.config import TUNE_PAIRS
 
+if TYPE_CHECKING:
+    from app.backbones.base import Backbone
+    from app.core.config import Settings
+    from app.correction.artifact import CorrectionArtifact
+
+
+DataOpt = Annotated[Path, typer.Option(help="A BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/test.tsv.")]
+CorrectionOpt = Annotated[
+    str,
+    typer.Option(
+        help="served (the bundled correction of this backbone and pooling), none, fit (fit --method on "
+        "--fit-corpus now, its search space on --tune-qrels), or an artifact file."
+    ),
+]
+FitCorpusOpt = Annotated[
+    Path | None, typer.Option(help="With --correction fit: the corpus to fit on; default STS-B train.")
+]
+SpaceOpt = Annotated[
+    str, typer.Option(help="search (the space the index serves) or similarity (the one /embed serves).")
+]
+ModeOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Search as /search does (documents added as passages to both indexes on a Redis of its own): "
+        "dense, lexical, hybrid, or served (the mode /search uses when a request names none); raw_* is dense."
+    ),
+]
+FeedbackDocsOpt = Annotated[
+    int | None, typer.Option(min=0, max=20, help="--mode: pseudo-relevance feedback's first results (0: off).")
+]
+FeedbackWeightOpt = Annotated[float | None, typer.Option(min=0.01, max=10, help="--mode: feedback's weight.")]
+
 
 @opts.guarded
 @opts.with_options(opts.method_options)
 def eval_search(
-    data: Annotated[Path, typer.Option(help="A BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/test.tsv.")],
+    data: DataOpt,
     pooling: opts.PoolingOpt = None,
-    correction: Annotated[
-        str,
-        typer.Option(
-            help="served (the bundled correction of this backbone and pooling), none, fit (fit --method on "
-            "--fit-corpus now, its search space on --tune-qrels), or an artifact file."
-        ),
-    ] = "served",
+    correction: CorrectionOpt = "served",
     options: opts.MethodOptions = None,
-    fit_corpus: Annotated[
-        Path | None, typer.Option(help="With --correction fit: the corpus to fit on; default STS-B train.")
-    ] = None,
+    fit_corpus: FitCorpusOpt = None,
     tune_qrels: opts.TuneQrelsOpt = None,
-    space: Annotated[
-        str, typer.Option(help="search (the space the index serves) or similarity (the one /embed serves).")
-    ] = "search",
-    mode: Annotated[
-        str | None,
-        typer.Option(
-            help="Search as /search does (documents added as passages to both indexes on a Redis of its own): "
-            "dense, lexical, hybrid, or served (the mode /search uses when a request names none); raw_* is dense."
-        ),
-    ] = None,
-    feedback_docs: Annotated[
-        int | None, typer.Option(min=0, max=20, help="--mode: pseudo-relevance feedback's first results (0: off).")
-    ] = None,
-    feedback_weight: Annotated[float | None, typer.Option(min=0.01, max=10, help="--mode: feedback's weight.")] = None,
+    space: SpaceOpt = "search",
+    mode: ModeOpt = None,
+    feedback_docs: FeedbackDocsOpt = None,
+    feedback_weight: FeedbackWeightOpt = None,
     as_json: opts.JsonOpt = False,
 ) -> None:
     """NDCG@10, Recall@100 and MRR@10 of search, raw and corrected, exact and on the served index kind (x100,
     each change with a paired-bootstrap 95% interval); documents are encoded once, then cached by content.
     `--correction fit` fits the correction first (on --fit-corpus, its search space on --tune-qrels)."""
-    from app.correction import Correction
-    from app.correction.publication import check_compatible, find_bundled, read_artifact_file
-    from app.offline.datasets import read_corpus
-    from app.offline.encoding import corrected_vectors
-    from app.offline.fit import fit_artifact
-    from app.offline.retrieval import compare
+    from app.correction.publication import check_compatible
+    from app.offline.space_comparison import compare_spaces, comparison_lines
 
     if space not in ("search", "similarity"):
         raise opts.fail(f"--space is search or similarity, got {space!r}", opts.EXIT_BAD_INPUT)
@@ -67,64 +77,40 @@ def eval_search(
         return _eval_served(settings, data, mode, correction, as_json)
     backbone = offline_backbone(settings)
     (judged,) = judged_sets(backbone, [data], settings)
-    if correction == "fit":
-        corpus = fit_corpus or TUNE_PAIRS[0]
-        tuning = tuning_pairs(backbone, options.method, options.tune_pairs, options.no_tune, settings)
-        artifact = fit_artifact(
-            backbone,
-            read_corpus(corpus),
-            options.method,
-            options.params(),
-            source=corpus.name,
-            tuning=tuning,
-            judged=judged_sets(backbone, tune_qrels, settings),
-        )
-    elif correction == "served":
-        artifact = find_bundled(settings.models_dir, backbone)
-    else:
-        artifact = None if correction == "none" else read_artifact_file(Path(correction))
+    artifact = _correction(correction, settings, backbone, options, fit_corpus, tune_qrels)
     if artifact is not None:
         check_compatible(artifact, backbone)
-    fixed = None if artifact is None else Correction(artifact).search if space == "search" else Correction(artifact)
-    collection = judged.collection
-    corrected = tuple(
-        corrected_vectors(backbone, fixed, texts, raw, desc=what)
-        for texts, raw, what in (
-            (collection.doc_texts, judged.docs, "documents"),
-            (collection.query_texts, judged.queries, "queries"),
-        )
-    )
-    figures = compare(
-        judged.judgments,
-        (judged.docs, judged.queries),
-        corrected,
-        factory=settings.index_factory,
-        recall=settings.index_recall,
-    )
-    described = fixed.describe_search() if fixed and space == "search" else None
-    result = {
-        "data": judged.name,
-        "backbone": backbone.name,
-        "pooling": backbone.pooling,
-        "correction": artifact.id if artifact else None,
-        "space": space,
-        "search_space": described,
-        **figures,
-    }
+    result = compare_spaces(settings, backbone, judged, artifact, space)
     if not as_json:
-        searched = f", search space {described['method']} ({described['dim']} dims)" if described else ""
-        typer.echo(
-            f"{backbone.name} {backbone.pooling} on {result['data']} ({figures['n_queries']} queries, "
-            f"{figures['n_docs']} documents), correction {result['correction']}{searched}:"
-        )
-        for metric in ("ndcg_at_10", "recall_at_100", "mrr_at_10"):
-            low, high = figures[f"{metric}_change_95"]
-            typer.echo(
-                f"  {metric}: raw {figures[f'raw_{metric}']:.2f}, corrected {figures[metric]:.2f} "
-                f"(change 95% [{low:+.2f}, {high:+.2f}]); index {figures[f'index_raw_{metric}']:.2f} / "
-                f"{figures[f'index_{metric}']:.2f}"
-            )
+        for line in comparison_lines(result):
+            typer.echo(line)
     typer.echo(json.dumps(result))
+
+
+def _correction(
+    asked: str, settings: Settings, backbone: Backbone, options: Any, fit_corpus: Path | None, tune_qrels: Any
+) -> CorrectionArtifact | None:
+    """The correction `--correction` names: fitted now, the bundled one, none, or an artifact file."""
+    from app.correction.publication import find_bundled, read_artifact_file
+    from app.offline.datasets import read_corpus
+    from app.offline.fit import fit_artifact
+
+    if asked == "served":
+        return find_bundled(settings.models_dir, backbone)
+    if asked == "none":
+        return None
+    if asked != "fit":
+        return read_artifact_file(Path(asked))
+    corpus = fit_corpus or TUNE_PAIRS[0]
+    return fit_artifact(
+        backbone,
+        read_corpus(corpus),
+        options.method,
+        options.params(),
+        source=corpus.name,
+        tuning=tuning_pairs(backbone, options.method, options.tune_pairs, options.no_tune, settings),
+        judged=judged_sets(backbone, tune_qrels, settings),
+    )
 
 
 def _eval_served(settings, data: Path, mode: str, correction: str, as_json: bool) -> None:

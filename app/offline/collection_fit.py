@@ -7,15 +7,20 @@ unless the collection's own fit clearly beats it on labelled pairs.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from app.backbones.base import Backbone
+from app.core.errors import InvalidInput
+from app.core.names import Method
 from app.correction.artifact import CorrectionArtifact
 from app.correction.selection import MIN_GAIN, TuningPairs, gain_lower_bound
 from app.index.builder import IndexBuilder
-from app.offline.fit import scored_on
+from app.offline.fit import fit_from_vectors, scored_on
 from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
 
@@ -43,7 +48,7 @@ def stored_corpus(store: RedisStore, collection_key: str, dim: int) -> tuple[lis
 
 
 def guarded_choice(
-    backbone, own: CorrectionArtifact, general: CorrectionArtifact | None, tuning: TuningPairs
+    backbone: Backbone, own: CorrectionArtifact, general: CorrectionArtifact | None, tuning: TuningPairs
 ) -> tuple[CorrectionArtifact | None, dict[str, Any]]:
     """The collection's own fit if its gain over the general correction (or raw) on the tuning pairs has a 95%
     bootstrap lower bound of MIN_GAIN, else the general one; and the comparison (kept in the own fit's extra)."""
@@ -61,3 +66,34 @@ def guarded_choice(
     if chosen is own:
         chosen = replace(own, extra={**own.extra, "collection_choice": record})
     return chosen, record
+
+
+def fit_collection_correction(
+    store: RedisStore,
+    collection_key: str,
+    backbone: Backbone,
+    method: str,
+    params: dict[str, Any],
+    general: CorrectionArtifact | None,
+    tuning: TuningPairs | None,
+    judged: list[Any],
+    say: Callable[[str], None],
+) -> CorrectionArtifact | None:
+    """A correction fitted on the collection's stored raw vectors; with `auto`, kept only if it clearly beats the
+    general one (`guarded_choice`). None: keep the general correction."""
+    if method == Method.AUTO and tuning is None:
+        say("without labelled pairs `auto` keeps the general correction")
+        return None
+    sentences, vectors = stored_corpus(store, collection_key, backbone.dim)
+    if not sentences:
+        raise InvalidInput("the collection holds no documents to fit on")
+    chosen: CorrectionArtifact | None = fit_from_vectors(
+        backbone, sentences, vectors, method, params, collection_key, tuning=tuning, judged=judged
+    )
+    if method == Method.AUTO and chosen is not None and tuning is not None:
+        chosen, record = guarded_choice(backbone, chosen, general, tuning)
+        say(json.dumps(record))
+    if chosen is None or (general is not None and chosen.id == general.id):
+        say("the collection's own fit was not clearly better")
+        return None
+    return chosen

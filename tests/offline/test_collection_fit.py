@@ -4,10 +4,12 @@ only if it clearly beats the general one on labelled pairs."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from app.backbones.hashing import HashingBackbone
+from app.core.errors import InvalidInput
 from app.correction.selection import TuningPairs
-from app.offline.collection_fit import guarded_choice, stored_corpus, stored_documents
+from app.offline.collection_fit import fit_collection_correction, guarded_choice, stored_corpus, stored_documents
 from app.offline.fit import fit_artifact
 from app.services.documents import DocumentInput, document_records
 from tests.conftest import CORPUS
@@ -32,3 +34,22 @@ def test_the_collections_own_fit_is_kept_only_with_a_clear_gain():
     chosen, record = guarded_choice(backbone, own, None, noise)  # gold unrelated to the texts: no fit can win
     assert chosen is None and record["general"] is None and record["tuned_on"] == "noise"
     assert record["gain_lower_bound"] < 1.0
+
+
+def test_auto_without_labelled_pairs_keeps_the_general_correction_and_says_so(store):
+    said: list[str] = []
+    kept = fit_collection_correction(store, "c", HashingBackbone(dim=8), "auto", {}, None, None, [], said.append)
+    assert kept is None and said == ["without labelled pairs `auto` keeps the general correction"]
+
+
+def test_a_collection_without_documents_has_nothing_to_fit_on(store):
+    with pytest.raises(InvalidInput, match="no documents"):
+        fit_collection_correction(store, "empty", HashingBackbone(dim=8), "whitening", {}, None, None, [], print)
+
+
+def test_an_explicit_method_fits_on_the_stored_vectors(store):
+    backbone = HashingBackbone(dim=8)
+    docs = [DocumentInput(text, f"d{i}") for i, text in enumerate(CORPUS[:40])]
+    store.documents.put("c", document_records(backbone.encode, docs, lambda t: [(0, len(t))]))
+    fitted = fit_collection_correction(store, "c", backbone, "whitening", {"alpha": 0.5}, None, None, [], print)
+    assert fitted is not None and fitted.method == "whitening" and fitted.corpus.size == 40

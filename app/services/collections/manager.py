@@ -1,8 +1,5 @@
-"""Collections: named corpora in one process, each with its own backbone, correction and index.
-
-The default collection is what the unprefixed routes have always served; a named one keeps its documents
-under its own collection key in Redis, and shares an encoder with every collection on the same backbone.
-"""
+"""Collections: named corpora in one process, each with its own backbone, correction and index. The default one is
+what the unprefixed routes serve; a named one keeps its documents under its own key and shares an encoder."""
 
 from __future__ import annotations
 
@@ -134,9 +131,8 @@ class Collections:
         check_compatible(artifact, collection.engine.backbone)
         publish(self.store, artifact, make_current=False)
         set_correction(self.specs, name, artifact.id)
-        return live(collection.services.served).rebuild(
-            Correction(artifact), f"collection {name}: {artifact.id} published"
-        )
+        served = live(collection.services.served)
+        return served.rebuild(Correction(artifact), f"collection {name}: {artifact.id} published")
 
     def opened(self, name: str) -> Collection | None:
         """The collection if it is open here already (no Redis call: the request path's fast lane)."""
