@@ -49,7 +49,9 @@ def create_collection(
         str | None, typer.Option(help="Default CE_BACKBONE; others need CE_COLLECTION_BACKBONES.")
     ] = None,
     pooling: Annotated[str | None, typer.Option(help="Default CE_POOLING.")] = None,
-    correction: Annotated[str | None, typer.Option(help="auto (default), none, or an artifact id in Redis.")] = None,
+    correction: Annotated[
+        str, typer.Option(help="auto (the backbone's current correction), none, or an artifact id in Redis.")
+    ] = "auto",
     index_factory: Annotated[str | None, typer.Option(help="Default CE_INDEX_FACTORY.")] = None,
 ) -> None:
     """Create a collection (exit 2 if the name is taken or invalid)."""

@@ -41,7 +41,7 @@ CollectionOpt = Annotated[
         "the general correction unless labelled pairs show a clear gain; --publish serves it there."
     ),
 ]
-OutOpt = Annotated[Path | None, typer.Option(help="Artifact file; default DATA_DIR/artifacts/ID.npz.")]
+OutOpt = Annotated[Path | None, typer.Option(help="Artifact file; default CE_DATA_DIR/artifacts/ID.npz.")]
 PublishOpt = Annotated[bool, typer.Option(help="Also publish to Redis as the current correction.")]
 PairsOpt = Annotated[Path, typer.Option(help="Labelled pairs: STS-benchmark layout or s1<TAB>s2<TAB>score.")]
 EvalCorpusOpt = Annotated[
