@@ -42,7 +42,7 @@ class CorpusRef:
 ID_DECIMALS = 6  # float noise below this (another CPU's LAPACK: +-1e-15 where 0 is meant) does not rename a fit
 
 
-def _hashed(value, exact: bool = False) -> bytes:
+def _hashed(value: Any, exact: bool = False) -> bytes:
     """A float array's values to ID_DECIMALS, each zero positive (`exact`: as they are, the ids made before)."""
     value = np.asarray(value)
     if np.issubdtype(value.dtype, np.floating) and not exact:
@@ -55,9 +55,9 @@ def content_id(
     params: dict[str, Any],
     backbone: BackboneRef,
     corpus: CorpusRef,
-    mu,
-    W,
-    arrays: dict,
+    mu: np.ndarray,
+    W: np.ndarray,
+    arrays: dict[str, np.ndarray],
     *,
     exact: bool = False,
 ) -> str:
@@ -87,7 +87,18 @@ class CorrectionArtifact:
     )  # flow and SIF stages before (x - mu) @ W; search's own map
 
     @classmethod
-    def create(cls, *, method, params, backbone, corpus, mu, W, extra=None, arrays=None) -> CorrectionArtifact:
+    def create(
+        cls,
+        *,
+        method: str,
+        params: dict[str, Any],
+        backbone: BackboneRef,
+        corpus: CorpusRef,
+        mu: np.ndarray,
+        W: np.ndarray,
+        extra: dict[str, Any] | None = None,
+        arrays: dict[str, np.ndarray] | None = None,
+    ) -> CorrectionArtifact:
         """A new artifact; its id is a content hash, so refitting the same thing gives the same id."""
         mu = np.ascontiguousarray(mu, dtype=np.float32)
         W = np.ascontiguousarray(W, dtype=np.float32)

@@ -16,10 +16,13 @@ SCALE_BOUND = 2.0  # |log-scale| of a coupling stays below this (exp(2) ~ 7.4 pe
 PREFIX = "flow"
 
 
-def _mlp(x: np.ndarray, w1, b1, w2, b2, w3, b3) -> np.ndarray:
+def _mlp(x: np.ndarray, *net: np.ndarray) -> np.ndarray:
+    """The coupling's MLP, (w1, b1, w2, b2, w3, b3): two ReLU layers, then a linear one."""
+    w1, b1, w2, b2, w3, b3 = net
     h = np.maximum(x @ w1 + b1, 0.0)
     h = np.maximum(h @ w2 + b2, 0.0)
-    return h @ w3 + b3
+    out: np.ndarray = h @ w3 + b3
+    return out
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,8 @@ class FlowBlock:
         first, second = z[:, :half], z[:, half:]
         s, t = self._coupling(first)
         y = np.concatenate([first, (second - t) * np.exp(-s)], axis=1)
-        return np.linalg.solve(self.weight, y.T).T * np.exp(-self.log_scale) - self.loc
+        x: np.ndarray = np.linalg.solve(self.weight, y.T).T * np.exp(-self.log_scale) - self.loc
+        return x
 
 
 @dataclass(frozen=True)
@@ -65,13 +69,15 @@ class Flow:
         z = (x - self.mean) @ self.basis
         for block in self.blocks:
             z = block.forward(z)
-        return z.astype(np.float32)
+        out: np.ndarray = z.astype(np.float32)
+        return out
 
     def inverse(self, z: np.ndarray) -> np.ndarray:
         x = np.asarray(z, dtype=np.float64)
         for block in reversed(self.blocks):
             x = block.inverse(x)
-        return (np.linalg.solve(self.basis.T, x.T).T + self.mean).astype(np.float32)
+        out: np.ndarray = (np.linalg.solve(self.basis.T, x.T).T + self.mean).astype(np.float32)
+        return out
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Named arrays for the artifact file."""
@@ -88,18 +94,13 @@ class Flow:
         """The flow stored in an artifact's arrays, or None when it has none."""
         if f"{PREFIX}.clip" not in arrays:
             return None
-        blocks = []
+
+        def read(name: str) -> np.ndarray:
+            return np.asarray(arrays[f"{PREFIX}.{name}"], dtype=np.float64)
+
+        blocks: list[FlowBlock] = []
         while f"{PREFIX}.{len(blocks)}.loc" in arrays:
             i = len(blocks)
-            net = tuple(np.asarray(arrays[f"{PREFIX}.{i}.net{j}"], dtype=np.float64) for j in range(6))
-            blocks.append(
-                FlowBlock(
-                    *(
-                        np.asarray(arrays[f"{PREFIX}.{i}.{k}"], dtype=np.float64)
-                        for k in ("loc", "log_scale", "weight")
-                    ),
-                    net,
-                )
-            )
-        first = (np.asarray(arrays[f"{PREFIX}.{k}"], dtype=np.float64) for k in ("mean", "basis"))
-        return cls(*first, tuple(blocks), float(arrays[f"{PREFIX}.clip"][0]))
+            net = tuple(read(f"{i}.net{j}") for j in range(6))
+            blocks.append(FlowBlock(read(f"{i}.loc"), read(f"{i}.log_scale"), read(f"{i}.weight"), net))
+        return cls(read("mean"), read("basis"), tuple(blocks), float(arrays[f"{PREFIX}.clip"][0]))

@@ -11,6 +11,7 @@ import copy
 import math
 import time
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -40,6 +41,8 @@ class FlowTraining:
 
 
 class _Block(nn.Module):
+    net: nn.Sequential
+
     def __init__(self, dim: int, hidden: int):
         super().__init__()
         self.loc = nn.Parameter(torch.zeros(dim))
@@ -54,8 +57,9 @@ class _Block(nn.Module):
             nn.ReLU(),
             nn.Linear(hidden, 2 * (dim - half)),
         )
-        nn.init.zeros_(self.net[-1].weight)  # each coupling starts as the identity
-        nn.init.zeros_(self.net[-1].bias)
+        last = cast(nn.Linear, self.net[-1])
+        nn.init.zeros_(last.weight)  # each coupling starts as the identity
+        nn.init.zeros_(last.bias)
 
     def init_actnorm(self, x: torch.Tensor) -> None:
         """Data-dependent start: unit variance, zero mean per dim on the first batch (Glow)."""
@@ -75,6 +79,9 @@ class _Block(nn.Module):
 
 
 class _Flow(nn.Module):
+    mean: torch.Tensor  # buffers, registered by name
+    basis: torch.Tensor
+
     def __init__(self, dim: int, blocks: int, hidden: int):
         super().__init__()
         self.blocks = nn.ModuleList(_Block(dim, hidden) for _ in range(blocks))
@@ -85,11 +92,16 @@ class _Flow(nn.Module):
         """Mean log p(x) per vector, in nats per dimension."""
         logdet = torch.zeros(x.shape[0]) + torch.linalg.slogdet(self.basis)[1]
         z = self.whiten(x)
-        for block in self.blocks:
+        for block in self.steps():
             z, ld = block(z)
             logdet = logdet + ld
         log_pz = -0.5 * (z**2).sum(1) - 0.5 * z.shape[1] * math.log(2 * math.pi)
-        return (log_pz + logdet).mean() / x.shape[1]
+        mean: torch.Tensor = (log_pz + logdet).mean() / x.shape[1]
+        return mean
+
+    def steps(self) -> list[_Block]:
+        """The coupling blocks, in order (a ModuleList holds them as modules)."""
+        return [cast(_Block, block) for block in self.blocks]
 
     def init_from(self, x: torch.Tensor, *, whiten: bool = True) -> None:
         """Start as the corpus's whitening: a fixed (x - mean) U S^-1/2, then blocks that begin near the identity."""
@@ -101,7 +113,7 @@ class _Flow(nn.Module):
                 self.mean.copy_(mean)
                 self.basis.copy_(u / s.sqrt())
             z = self.whiten(x)
-            for block in self.blocks:
+            for block in self.steps():
                 block.init_actnorm(z)
                 z, _ = block(z)
 
@@ -109,7 +121,9 @@ class _Flow(nn.Module):
         return (x - self.mean) @ self.basis
 
 
-def train_flow(vectors: np.ndarray, config: FlowTraining = FlowTraining(), *, progress: bool = True):
+def train_flow(
+    vectors: np.ndarray, config: FlowTraining = FlowTraining(), *, progress: bool = True
+) -> tuple[Flow, list[float]]:
     """Fit a flow to `vectors`; returns it and the held-out log-likelihood per epoch from 0 (nats per dim)."""
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
@@ -156,8 +170,8 @@ def _export(model: _Flow, *, clip: float) -> Flow:
         return t.detach().float().numpy().copy()
 
     blocks = []
-    for b in model.blocks:
-        layers = [b.net[0], b.net[2], b.net[4]]
+    for b in model.steps():
+        layers = [cast(nn.Linear, b.net[i]) for i in (0, 2, 4)]
         net = tuple(a for layer in layers for a in (arr(layer.weight).T, arr(layer.bias)))
         blocks.append(FlowBlock(arr(b.loc), arr(b.log_scale), arr(b.weight), net))
     return Flow(arr(model.mean), arr(model.basis), tuple(blocks), clip)

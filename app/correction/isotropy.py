@@ -67,7 +67,8 @@ def random_pair_cosines(x: np.ndarray, *, pairs: int = RANDOM_PAIRS, seed: int =
     rng = np.random.default_rng(seed)
     i = rng.integers(0, n, pairs)
     j = (i + rng.integers(1, n, pairs)) % n  # never the same row
-    return np.sum(unit[i] * unit[j], axis=1)
+    cosines: np.ndarray = np.sum(unit[i] * unit[j], axis=1)
+    return cosines
 
 
 def mean_random_cosine(x: np.ndarray, *, pairs: int = RANDOM_PAIRS, seed: int = 0) -> float:
@@ -136,7 +137,11 @@ def alignment_uniformity(
 
 
 def space_geometry(
-    correction: Correction, sample: np.ndarray, pairs=None, *, gold: float = POSITIVE_GOLD
+    correction: Correction,
+    sample: np.ndarray,
+    pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    *,
+    gold: float = POSITIVE_GOLD,
 ) -> dict[str, Any]:
     """Uniformity of the fitting corpus's `sample` and alignment of the positive labelled `pairs` (left, right,
     gold; none: no alignment), raw and corrected: what /info shows of the served correction. A correction that
@@ -150,7 +155,7 @@ def space_geometry(
     for name, mapped in (("raw", None), ("corrected", correction)):
         space = sample if mapped is None else mapped.apply(sample)
         aligned = None
-        if left is not None and len(left) and (mapped is None or mapped.token_weights is None):
+        if left is not None and right is not None and len(left) and (mapped is None or mapped.token_weights is None):
             aligned = alignment(left, right) if mapped is None else alignment(mapped.apply(left), mapped.apply(right))
         record[name] = {
             "alignment": None if aligned is None else round(aligned, 4),

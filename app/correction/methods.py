@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -113,10 +114,10 @@ METHODS: dict[Method, Callable[..., FitResult]] = {
 }
 
 
-def fit_correction(stats: CovarianceStats, method: str, **params) -> FitResult:
+def fit_correction(stats: CovarianceStats, method: str, **params: Any) -> FitResult:
     """Dispatch to a fitting method by name."""
     try:
-        fit = METHODS[method]
-    except KeyError:
+        fit = METHODS[Method(method)]
+    except (KeyError, ValueError):
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}") from None
     return fit(stats, **params)

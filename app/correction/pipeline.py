@@ -20,7 +20,8 @@ from app.correction.sif import WEIGHTS_KEY as SIF_WEIGHTS
 def l2_normalize(x: np.ndarray) -> np.ndarray:
     """Unit rows; a zero row stays zero instead of becoming NaN."""
     norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, 1e-12)
+    unit: np.ndarray = x / np.maximum(norms, 1e-12)
+    return unit
 
 
 class Correction:
@@ -29,13 +30,14 @@ class Correction:
     def __init__(self, artifact: CorrectionArtifact, *, for_search: bool = False):
         self.artifact = artifact
         self.for_search = for_search and SEARCH_W in artifact.arrays
+        self.token_weights: np.ndarray | None = None  # pooling weights (SIF), if any
         if self.for_search:  # search's own map: linear, on the backbone's own vectors
             self._mu, self._W = artifact.arrays[SEARCH_MU], artifact.arrays[SEARCH_W]
-            self._flow, self.token_weights = None, None
+            self._flow = None
         else:
             self._mu, self._W = artifact.mu, artifact.W
             self._flow = Flow.from_arrays(artifact.arrays)
-            self.token_weights: np.ndarray | None = artifact.arrays.get(SIF_WEIGHTS)  # pooling weights (SIF), if any
+            self.token_weights = artifact.arrays.get(SIF_WEIGHTS)
         identity = self._W.shape[0] == self._W.shape[1] and not self._mu.any() and self._flow is None
         self._identity = identity and np.array_equal(self._W, np.eye(len(self._W), dtype=self._W.dtype))
 

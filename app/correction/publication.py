@@ -101,10 +101,11 @@ def resolve_correction(
     if choice == "none":
         return None
     if choice != "auto":
-        artifact = read_artifact_file(Path(choice))
-        check_compatible(artifact, backbone)
-        publish(store, artifact, make_current=False)
-        return artifact
+        given = read_artifact_file(Path(choice))
+        check_compatible(given, backbone)
+        publish(store, given, make_current=False)
+        return given
+    artifact: CorrectionArtifact | None
     try:
         artifact = load_current(store, backbone)
     except ArtifactError as exc:

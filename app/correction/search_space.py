@@ -40,7 +40,7 @@ class SearchChoice:
     @property
     def arrays(self) -> dict[str, np.ndarray]:
         """What the artifact stores for it: nothing when search shares the similarity space."""
-        return {} if self.W is None else {SEARCH_MU: self.mu, SEARCH_W: self.W}
+        return {} if self.W is None or self.mu is None else {SEARCH_MU: self.mu, SEARCH_W: self.W}
 
     def describe(self) -> dict[str, Any]:
         dim = None if self.W is None else int(self.W.shape[1])

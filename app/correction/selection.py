@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,8 +50,9 @@ class TuningPairs:
     def concat(cls, parts: list[TuningPairs]) -> TuningPairs:
         """Several files scored as one set (more pairs, less noise in the choice)."""
         texts = None
-        if all(p.texts is not None for p in parts):
-            texts = ([t for p in parts for t in p.texts[0]], [t for p in parts for t in p.texts[1]])
+        held = [p.texts for p in parts if p.texts is not None]
+        if len(held) == len(parts):
+            texts = ([t for left, _ in held for t in left], [t for _, right in held for t in right])
         return cls(
             np.vstack([p.left for p in parts]),
             np.vstack([p.right for p in parts]),
@@ -77,7 +79,9 @@ def _spearman(x: np.ndarray, gold_ranks: np.ndarray) -> float:
     return float(100.0 * np.corrcoef(r, gold_ranks)[0, 1])
 
 
-def _cosines_at(products: np.ndarray, sq_left: np.ndarray, sq_right: np.ndarray, weights: np.ndarray, dims):
+def _cosines_at(
+    products: np.ndarray, sq_left: np.ndarray, sq_right: np.ndarray, weights: np.ndarray, dims: Sequence[int]
+) -> np.ndarray:
     """Cosines in the principal basis, each axis weighted, using the first k axes for each k: (n, len(dims))."""
     mask = np.zeros((len(weights), len(dims)))
     for i, k in enumerate(dims):
@@ -86,12 +90,17 @@ def _cosines_at(products: np.ndarray, sq_left: np.ndarray, sq_right: np.ndarray,
     return (products @ mask) / np.maximum(norms, 1e-12)
 
 
-def family(alpha: float, eps: float, drop: int, full: int) -> list[tuple[str, dict[str, Any], int]]:
+Member = tuple[str, dict[str, Any], int]  # a method, its parameters, its dims
+
+
+def family(alpha: float, eps: float, drop: int, full: int) -> list[Member]:
     """The (method, params, dims) members that share one projection: every prefix of its columns."""
     if alpha == 0.0:  # a rotation: at full dims it is centring (drop 0) or ABTT (drop > 0)
         if eps > 0.0:
             return []  # eps shrinks toward the mean of S, which alpha 0 ignores: same as eps 0
-        full_member = (Method.CENTER, {}, full + drop) if drop == 0 else (Method.ABTT, {"drop": drop}, full + drop)
+        full_member: Member = (
+            (Method.CENTER, {}, full + drop) if drop == 0 else (Method.ABTT, {"drop": drop}, full + drop)
+        )
         members = [full_member]
     else:
         members = [(Method.WHITENING, {"dim": None, "alpha": alpha, "eps": eps, "drop": drop}, full)]

@@ -28,7 +28,8 @@ def sif_weights(counts: np.ndarray, a: float = DEFAULT_A) -> np.ndarray:
     total = counts.sum()
     if total <= 0:
         raise ValueError("the corpus has no tokens to count")
-    return (a / (a + counts / total)).astype(np.float32)
+    weights: np.ndarray = (a / (a + counts / total)).astype(np.float32)
+    return weights
 
 
 def remove_first_component(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -13,13 +13,13 @@ class CovarianceStats:
 
     dim: int
     count: int = 0
-    total: np.ndarray = field(default=None)  # type: ignore[assignment]
-    outer: np.ndarray = field(default=None)  # type: ignore[assignment]
+    total: np.ndarray = field(default_factory=lambda: np.zeros(0))  # empty: zeros of `dim`
+    outer: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
     def __post_init__(self) -> None:
-        if self.total is None:
+        if self.total.size == 0:
             self.total = np.zeros(self.dim, dtype=np.float64)
-        if self.outer is None:
+        if self.outer.size == 0:
             self.outer = np.zeros((self.dim, self.dim), dtype=np.float64)
 
     def update(self, x: np.ndarray) -> CovarianceStats:

@@ -90,7 +90,7 @@ class IndexBuilder:
         changes made meanwhile."""
         started = time.monotonic()
         applied = self.store.changes.last_id(self.collection_key)
-        fields, passages, seen = FieldIndex(), {}, set()
+        fields, passages, seen = FieldIndex(), dict[str, int](), set[str]()
         lexical = self.new_lexical()
         total = self.stored_count()
         dim = correction.search.dim if correction else self.raw_dim

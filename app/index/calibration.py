@@ -46,17 +46,20 @@ def search_knob(index: faiss.Index) -> str | None:
     return "nprobe" if isinstance(base, faiss.IndexIVF) else "efSearch" if isinstance(base, faiss.IndexHNSW) else None
 
 
-def search_parameters(index: faiss.Index, params: dict[str, int], selector=None, *, widen: float = 1.0):
+def search_parameters(
+    index: faiss.Index, params: dict[str, int], selector: faiss.IDSelector | None = None, *, widen: float = 1.0
+) -> faiss.SearchParameters | None:
     """FAISS search parameters at the calibrated depth, `widen` times as deep (a filter letting a small share of the
     index through needs a wider probe or beam to find k of its documents; math.inf: every list, 8x the beam)."""
-    base = inner_index(index)
+    base: Any = inner_index(index)  # IVF's or HNSW's own knobs, which faiss's stubs leave out
     knob = search_knob(index)
     if knob == "nprobe":
         nprobe = min(params.get("nprobe", base.nprobe), base.nlist) * widen
         return faiss.SearchParametersIVF(sel=selector, nprobe=int(min(base.nlist, math.ceil(min(nprobe, base.nlist)))))
     if knob == "efSearch":
         ef = max(params.get("efSearch", base.hnsw.efSearch), 16)
-        return faiss.SearchParametersHNSW(sel=selector, efSearch=int(ef * min(widen, 8.0)))
+        beam: faiss.SearchParameters = faiss.SearchParametersHNSW(sel=selector, efSearch=int(ef * min(widen, 8.0)))
+        return beam
     return faiss.SearchParameters(sel=selector) if selector is not None else None
 
 
@@ -71,7 +74,13 @@ def calibration_sample(vectors: np.ndarray, *, seed: int = 0) -> tuple[np.ndarra
 
 
 def calibrate(
-    index: faiss.Index, queries: np.ndarray, truth: np.ndarray, recall: float, *, selves=None, rows: Rows | None = None
+    index: faiss.Index,
+    queries: np.ndarray,
+    truth: np.ndarray,
+    recall: float,
+    *,
+    selves: np.ndarray | None = None,
+    rows: Rows | None = None,
 ) -> dict[str, int]:
     """Smallest nprobe / efSearch (and, for a compressed index re-scored by `rows`, re-rank depth) whose recall@10
     against `truth` (top-10 labels per query; `selves` the queries' own labels, skipped) reaches the target
@@ -103,4 +112,4 @@ def ranked(query: np.ndarray, scores: np.ndarray, labels: np.ndarray, rows: Rows
     labels, scores = labels[keep], scores[keep]
     if rows is not None and len(labels):
         scores = rows(labels) @ query
-    return labels[np.argsort(-scores, kind="stable")[:10]].tolist()
+    return list(labels[np.argsort(-scores, kind="stable")[:10]].tolist())

@@ -4,7 +4,9 @@ replaced version (tantivy drops those only when a background merge happens to), 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 
 from app.index.builder import IndexBuilder
 from app.index.lexical import LexicalIndex
@@ -18,6 +20,8 @@ def rebuilt_lexical(builder: IndexBuilder) -> tuple[LexicalIndex, str]:
     """A new lexical index of the stored texts alone, and the change-log entry it reflects at least."""
     applied = builder.store.changes.last_id(builder.collection_key)
     lexical = builder.new_lexical()
+    if lexical is None:
+        raise RuntimeError("a writer keeps no lexical index to rebuild")
     try:
         for batch in builder.store.documents.scan(builder.collection_key):
             lexical.upsert([d.id for d in batch], [d.text for d in batch])
@@ -38,7 +42,9 @@ def replay_lexical(builder: IndexBuilder, lexical: LexicalIndex, after: str, unt
     lexical.commit()
 
 
-def compact(builder: IndexBuilder, index: SearchIndex, lock, current) -> bool:
+def compact(
+    builder: IndexBuilder, index: SearchIndex, lock: threading.RLock, current: Callable[[], SearchIndex]
+) -> bool:
     """Rebuild `index`'s lexical index outside `lock`, then, holding it, bring both to the same change-log entry and
     swap the new one in; False when `index` stopped being the served one (`current()`) meanwhile.
 

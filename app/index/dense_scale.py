@@ -12,6 +12,7 @@ import numpy as np
 
 from app.index.faiss_index import VectorIndex
 from app.index.fusion import CANDIDATES
+from app.index.key_index import KeyIndex
 from app.index.passages import best_passages, passage_of
 from app.index.rerank import ExactVectors
 
@@ -47,7 +48,7 @@ def sample_keys(keys: list[str], n: int = SAMPLE) -> list[str]:
     return firsts[:: max(1, len(firsts) // n)][:n]
 
 
-def measure(dense: VectorIndex, stored: ExactVectors) -> DenseScale | None:
+def measure(dense: VectorIndex | KeyIndex, stored: ExactVectors) -> DenseScale | None:
     """The scale of a dense index (a VectorIndex), its sampled documents' vectors read from the store (`stored`); None
     below two documents."""
     return measured(dense.keys(), stored, dense.search, len(dense))  # a compressed index's scores will do here

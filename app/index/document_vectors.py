@@ -36,13 +36,14 @@ class DocumentVectors:
         self.encode = encode  # for a correction that pools its own way (SIF): documents are encoded again
         self.keys_only = keys_only  # a sharded server's index: its shards compute the vectors
 
-    def decode(self, docs: list[DocumentRecord]) -> np.ndarray:
+    def decode(self, docs: Sequence[DocumentRecord]) -> np.ndarray:
         """Every passage's raw vector, documents in order, passages in order within each."""
         return from_stored([d.vector for d in docs], [d.vector_dtype for d in docs], self.raw_dim)
 
-    def passages(self, docs: list[DocumentRecord]) -> tuple[list[str], list[str], np.ndarray]:
+    def passages(self, docs: Sequence[DocumentRecord]) -> tuple[list[str], list[str], np.ndarray]:
         """Index keys, texts and raw vectors of every passage of `docs`."""
-        keys, texts = [], []
+        keys: list[str] = []
+        texts: list[str] = []
         for d in docs:
             spans = stored_spans(d.passages, d.text)
             keys.extend(passage_key(d.id, n) for n in range(len(spans)))
@@ -53,13 +54,15 @@ class DocumentVectors:
         return keys, texts, raw
 
     def passage_vectors(
-        self, docs: list[DocumentRecord], correction: Correction | None
+        self, docs: Sequence[DocumentRecord], correction: Correction | None
     ) -> tuple[list[str], np.ndarray]:
         """Index keys and vectors, in `correction`'s search space, of every passage of `docs`."""
         keys, texts, raw = self.passages(docs)
         return keys, self._mapped(correction.search if correction else None, texts, raw)
 
-    def indexed(self, docs: list[DocumentRecord], correction: Correction | None) -> tuple[list[str], np.ndarray | None]:
+    def indexed(
+        self, docs: Sequence[DocumentRecord], correction: Correction | None
+    ) -> tuple[list[str], np.ndarray | None]:
         """What the dense index takes of `docs`: passage keys and vectors; the keys alone for a sharded server's,
         whose shards compute their own vectors (nothing decoded or projected here)."""
         if self.keys_only:

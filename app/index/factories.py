@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Sequence
 
 import faiss
 import numpy as np
@@ -21,7 +22,7 @@ DEAD_SHARE = 0.25  # rebuild an index that cannot delete in place once this shar
 def ivf_lists(n: int) -> int:
     """About 4 sqrt(n) inverted lists, a power of two, with enough vectors to train each one."""
     lists = 2 ** round(math.log2(max(4 * math.sqrt(max(n, 1)), 1)))
-    return max(1, min(lists, MAX_LISTS, n // 39 if n >= 39 else 1))
+    return int(max(1, min(lists, MAX_LISTS, n // 39 if n >= 39 else 1)))
 
 
 def compressed_factory(dim: int, n: int) -> str:
@@ -57,7 +58,7 @@ def training_minimum(dim: int, factory: str) -> int:
         return 0
     ivf = faiss.try_extract_index_ivf(probe)
     bits = [int(b) for b in re.findall(r"PQ\d+(?:x(\d+))?", factory) if b] or ([8] if "PQ" in factory else [])
-    return max([ivf.nlist if ivf is not None else 1, *(2**b for b in bits)])
+    return int(max([ivf.nlist if ivf is not None else 1, *(2**b for b in bits)]))
 
 
 def servable_factory(dim: int, factory: str, n: int) -> str:
@@ -104,7 +105,7 @@ def with_direct_map(index: faiss.Index) -> faiss.Index:
     return index
 
 
-def id_selector(index: faiss.Index, labels) -> faiss.IDSelector:
+def id_selector(index: faiss.Index, labels: Sequence[int] | np.ndarray) -> faiss.IDSelector:
     """The selector a removal takes: an id array for an IVF index with a hash table of ids (the only one it takes),
     else a hashed batch (an array is searched end to end for each vector a list holds)."""
     hashed = isinstance(index, faiss.IndexIVF) and index.direct_map.type == faiss.DirectMap.Hashtable

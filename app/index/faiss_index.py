@@ -92,7 +92,9 @@ class VectorIndex:
         return index
 
     @classmethod
-    def sized(cls, dim: int, n: int, sample: np.ndarray, *, factory: str = "auto", seed: int = 0, **options):
+    def sized(
+        cls, dim: int, n: int, sample: np.ndarray, *, factory: str = "auto", seed: int = 0, **options: Any
+    ) -> VectorIndex:
         """An empty index of the structure for `n` vectors, trained on `sample` (drawn like them): what a build
         fills in chunks when the vectors do not fit in memory at once."""
         index = cls(dim, factory, **options)
@@ -140,8 +142,10 @@ class VectorIndex:
         """The search parameters in force: the calibrated ones, the collection's own in their place."""
         return self.depth.over(self._index, self.params)
 
-    def upsert(self, doc_ids: Sequence[str], vectors: np.ndarray) -> None:
-        """Add vectors; an id already present is replaced."""
+    def upsert(self, doc_ids: Sequence[str], vectors: np.ndarray | None) -> None:
+        """Add vectors; an id already present is replaced (keys without vectors, a sharded source's, are refused)."""
+        if vectors is None:
+            raise ValueError("a dense index takes vectors with its keys")
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.shape != (len(doc_ids), self.dim):
             raise ValueError(f"expected vectors of shape ({len(doc_ids)}, {self.dim}), got {vectors.shape}")
@@ -184,7 +188,7 @@ class VectorIndex:
 
     # --- search ----------------------------------------------------------------------------------------
 
-    def _selector(self, allowed: Collection[str] | None):
+    def _selector(self, allowed: Collection[str] | None) -> tuple[Any, int, Any]:
         """(selector, how many vectors it lets through, what the selector needs kept alive)."""
         if allowed is not None:
             labels, selector = self._labels.selector(self._label_of, allowed, self._version)
@@ -224,15 +228,17 @@ class VectorIndex:
                 )
                 if allowed is not None and any(len(r) < depth for r in rows):
                     rows = self._search(queries, depth, selector, params, math.inf)  # still too few: every list
-        if rerank:
+        if rerank and exact is not None:
             return [rescored(row, q, exact, k) for row, q in zip(rows, queries, strict=True)]
         return rows
 
-    def _unfiltered(self, queries, depth, params):
+    def _unfiltered(self, queries: np.ndarray, depth: int, params: dict[str, int]) -> list[list[tuple[str, float]]]:
         selector, _, _alive = self._selector(None)  # `_alive`: what the selector points into, kept until it ran
         return self._search(queries, depth, selector, params, 1.0)
 
-    def _search(self, queries, k, selector, params, widen: float):
+    def _search(
+        self, queries: np.ndarray, k: int, selector: Any, params: dict[str, int], widen: float
+    ) -> list[list[tuple[str, float]]]:
         found = self._index.search(queries, k, params=search_parameters(self._index, params, selector, widen=widen))
         return filtered.rows_of(self._doc_of, *found)
 
@@ -244,7 +250,7 @@ class VectorIndex:
         return self.calibrate_on(queries, truth, selves=labels, rows=lambda found: vectors[found])
 
     def calibrate_on(
-        self, queries: np.ndarray, truth: np.ndarray, *, selves=None, rows: Rows | None = None
+        self, queries: np.ndarray, truth: np.ndarray, *, selves: np.ndarray | None = None, rows: Rows | None = None
     ) -> dict[str, Any]:
         """Set the search depth for the recall target on queries whose true top-10 labels are known; `rows` gives
         the exact vectors of labels, for a compressed index's re-ranking."""

@@ -59,7 +59,9 @@ def labels_of(label_of: Mapping[str, int], allowed: Collection[str]) -> np.ndarr
     return labels[labels >= 0]
 
 
-def exact_within(index: faiss.Index, labels: np.ndarray, queries: np.ndarray, k: int):
+def exact_within(
+    index: faiss.Index, labels: np.ndarray, queries: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray] | None:
     """(scores, labels) of each query's top-k among `labels`, scored on their vectors reconstructed by id, as
     FAISS's own search answers; None when this index cannot reconstruct by id."""
     try:

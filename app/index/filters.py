@@ -24,7 +24,7 @@ from app.index.metadata_filter import (
 NONE: frozenset[str] = frozenset()
 
 
-def _term(path: str, value) -> str:
+def _term(path: str, value: Any) -> str:
     """A path's value as one key: `["price", 5]`."""
     return json.dumps([path, value])
 
@@ -102,7 +102,7 @@ class FieldIndex:
             found = self._select(tree)
             return set(found) if copy else found
 
-    def _select(self, tree: Filter) -> set[str]:
+    def _select(self, tree: Filter) -> Set[str]:
         if isinstance(tree, AllOf):
             sets = sorted((self._select(part) for part in tree.parts), key=len)
             return set(sets[0]).intersection(*sets[1:])
@@ -111,12 +111,12 @@ class FieldIndex:
         if isinstance(tree, Not):
             return self._everyone() - self._select(tree.part)
         if tree.op == "$exists":
-            present = self._docs.get(_presence(tree.path), NONE)
+            present = self._docs.get(_presence(tree.path)) or NONE
             return present if tree.value else self._everyone() - present
         if tree.op in POSITIVE:
             return self._everyone() - self._select(Condition(tree.path, POSITIVE[tree.op], tree.value))
         if tree.op == "$eq":
-            return self._docs.get(_term(tree.path, tree.value), NONE)
+            return self._docs.get(_term(tree.path, tree.value)) or NONE
         if tree.op == "$in":
             return set().union(*(self._docs.get(_term(tree.path, v), set()) for v in tree.value))
         return self._range(tree)

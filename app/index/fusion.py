@@ -49,14 +49,14 @@ class Ranking:
     feedback_docs: int = 0  # pseudo-relevance feedback: the query moves toward this many first results (0: off)
     feedback_weight: float = 1.0  # ... by this much of their mean vector
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.fusion not in FUSIONS:
             raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, got {self.fusion!r}")
         if self.lexical_weight is None:
             object.__setattr__(self, "lexical_weight", DEFAULT_WEIGHTS[self.fusion])
-        if not 0.0 <= self.lexical_weight <= 1.0:
+        if not 0.0 <= self.weight <= 1.0:
             raise ValueError(f"lexical_weight must be within [0, 1], got {self.lexical_weight}")
         if not 1 <= self.rrf_k <= MAX_RRF_K:
             raise ValueError(f"rrf_k must be within [1, {MAX_RRF_K}], got {self.rrf_k}")
@@ -71,6 +71,11 @@ class Ranking:
     def from_record(cls, record: dict[str, Any]) -> Ranking:
         """A ranking recorded by another version (an artifact's, a tune's): the fields this one knows."""
         return cls(**{f.name: record[f.name] for f in fields(cls) if f.name in record})
+
+    @property
+    def weight(self) -> float:
+        """The lexical list's weight: the one given, else the fusion's own default (set at creation)."""
+        return DEFAULT_WEIGHTS[self.fusion] if self.lexical_weight is None else self.lexical_weight
 
     def describe(self) -> dict[str, Any]:
         fused = self.mode == "hybrid"
@@ -140,7 +145,7 @@ def parts(found: Candidates, ranking: Ranking) -> tuple[dict[str, float], dict[s
     says how far the best cosine stands in the collection's range and c_l how much of the query the best lexical
     match holds: a list with nothing to say for this query (an identifier's cosines, a paraphrase's words) is not
     stretched over [0, 1]."""
-    w = ranking.lexical_weight
+    w = ranking.weight
     if ranking.fusion == "rrf":
         dense, lexical = reciprocal_ranks(found.dense, ranking.rrf_k), reciprocal_ranks(found.lexical, ranking.rrf_k)
         wd, wl = 1.0 - w, w

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,7 +106,7 @@ def _details(node: dict[str, Any]) -> dict[str, float]:
     return {d["description"].split(",")[0].split(" ")[0]: d["value"] for d in node.get("details", [])}
 
 
-def _walk(node: dict[str, Any]):
+def _walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield node
     for child in node.get("details", []):
         yield from _walk(child)
@@ -117,7 +117,10 @@ def _matches(explanation: dict[str, Any]) -> list[tuple[str, float, float]]:
     out = []
     for node in _walk(explanation):
         if node.get("description", "").startswith("TermQuery"):
-            term = TERM.match(node["context"][0]).group(1)
+            matched = TERM.match(node["context"][0])
+            if matched is None:
+                continue
+            term = matched.group(1)
             norm = next(n for n in node["details"] if n["description"].startswith("freq /"))
             values = _details(norm)
             out.append((term, values["freq"], values["dl"]))

@@ -21,7 +21,7 @@ class KeyIndex:
     searched_with: dict[str, int] = {}
     params: dict[str, int] = {}
 
-    def __init__(self, dim: int, *, correction_id: str | None = None, recall: float = 0.95, **_options):
+    def __init__(self, dim: int, *, correction_id: str | None = None, recall: float = 0.95, **_options: Any):
         self.dim = dim
         self.correction_id = correction_id
         self.recall = recall
@@ -44,7 +44,7 @@ class KeyIndex:
         self._keys.difference_update(present)
         return len(present)
 
-    def search(self, *_args, **_kwargs):
+    def search(self, *_args: Any, **_kwargs: Any) -> list[list[tuple[str, float]]]:
         raise RuntimeError("a sharded collection's vectors are in its shards: search them (ShardedSearch)")
 
     def rebuild_reason(self) -> str | None:
@@ -55,7 +55,7 @@ class KeyIndex:
     def add(self, keys: Sequence[str], _vectors: np.ndarray | None = None) -> None:
         self.upsert(keys)
 
-    def finish(self, _exact=None) -> KeyIndex:
+    def finish(self, _exact: Any = None) -> KeyIndex:
         return self
 
     # --- persistence and description ------------------------------------------------------------------
@@ -75,7 +75,7 @@ class KeyIndex:
         return np.zeros(0, dtype=np.uint8), meta
 
     @classmethod
-    def from_state(cls, _data: np.ndarray, meta: dict[str, Any], **_options) -> KeyIndex:
+    def from_state(cls, _data: np.ndarray, meta: dict[str, Any], **_options: Any) -> KeyIndex:
         index = cls(meta["dim"], correction_id=meta["correction_id"], recall=meta["recall"])
         index._keys = set(meta["keys"])
         return index

@@ -42,7 +42,7 @@ class Analyzer:
     language: str = "english"
     stopwords: bool = True
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.language not in LANGUAGES:
             raise ValueError(f"lexical language must be one of {', '.join(LANGUAGES)}, got {self.language!r}")
 
@@ -135,7 +135,7 @@ class LexicalIndex:
     def commit(self) -> None:
         """Make staged writes searchable (one commit for a whole batch: each costs a few milliseconds)."""
         with self._lock:
-            if not self._staged or self._closed:
+            if not self._staged or self._closed or self._writer is None:
                 return
             self._writer.commit()
             self._staged = False
@@ -149,7 +149,7 @@ class LexicalIndex:
 
     def ids(self, page: int = 100_000) -> list[str]:
         """Every document id it holds, as of the last commit: what `verify` compares with the store."""
-        searcher, out = self._searcher, []
+        searcher, out = self._searcher, list[str]()
         while len(out) < searcher.num_docs:  # the sentinel too, if it holds one: left out after
             hits = searcher.search(tantivy.Query.all_query(), page, offset=len(out)).hits
             if not hits:
@@ -198,7 +198,9 @@ class LexicalIndex:
     def _term(self, term: str) -> tantivy.Query:
         return tantivy.Query.term_query(self._schema, BODY, term)
 
-    def _search(self, text: str, k: int, allowed: Collection[str] | None):
+    def _search(
+        self, text: str, k: int, allowed: Collection[str] | None
+    ) -> tuple[tantivy.Searcher, list[str], list[tuple[float, Any]]]:
         """The searcher read, the query's terms, and its top-k (BM25, address)."""
         terms = self.terms(text)  # a repeated term counts again, as in any BM25 engine
         if self.sentinel:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Union, cast
 
 Scalar = str | bool | int | float | None  # what a condition compares with (and what a term of the index holds)
 COMPARE = ("$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$exists")
@@ -93,8 +93,8 @@ def _clause(key: str, value: Any, depth: int) -> Filter:
         raise FilterError(
             f"at {key}: an object of operators ({', '.join(COMPARE)}, $not); reach nested fields with a dotted path"
         )
-    parts = [_operator(key, op, v, depth) for op, v in value.items()]
-    return parts[0] if len(parts) == 1 else AllOf(tuple(parts))
+    conditions = [_operator(key, op, v, depth) for op, v in value.items()]
+    return conditions[0] if len(conditions) == 1 else AllOf(tuple(conditions))
 
 
 def _operator(path: str, op: str, value: Any, depth: int) -> Filter:
@@ -129,7 +129,7 @@ def _scalar(path: str, op: str, value: Any) -> Scalar:
         if not math.isfinite(value):
             raise FilterError(f"{op} at {path}: {value} matches nothing; numbers must be finite")
         return int(value) if value.is_integer() and abs(value) < 2**53 else value
-    return value
+    return cast(Scalar, value)  # neither a list nor an object: a JSON scalar
 
 
 def conditions(tree: Filter) -> Iterator[Condition]:
@@ -167,7 +167,7 @@ def flatten(metadata: Mapping[str, Any] | None) -> tuple[dict[str, list[Scalar]]
 def _stored(value: Any) -> Scalar:
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return int(value)
-    return value
+    return cast(Scalar, value)  # what flatten() keeps of stored metadata: JSON scalars
 
 
 def kind(value: Scalar) -> str:
@@ -185,7 +185,8 @@ def satisfies(value: Scalar, op: str, operand: Any) -> bool:
         return any(satisfies(value, "$eq", v) for v in operand)
     if kind(value) != kind(operand) or kind(value) not in ("number", "string"):
         return False
-    return {"$gt": value > operand, "$gte": value >= operand, "$lt": value < operand, "$lte": value <= operand}[op]
+    held, asked = cast(float | str, value), operand  # of one kind, numbers or strings, checked above
+    return bool({"$gt": held > asked, "$gte": held >= asked, "$lt": held < asked, "$lte": held <= asked}[op])
 
 
 POSITIVE = {"$ne": "$eq", "$nin": "$in"}
@@ -205,7 +206,7 @@ def _holds(tree: Filter, values: dict[str, list[Scalar]], present: set[str]) -> 
     if isinstance(tree, Not):
         return not _holds(tree.part, values, present)
     if tree.op == "$exists":
-        return (tree.path in present) == tree.value
+        return (tree.path in present) is tree.value
     if tree.op in POSITIVE:
         return not any(satisfies(v, POSITIVE[tree.op], tree.value) for v in values.get(tree.path, ()))
     return any(satisfies(v, tree.op, tree.value) for v in values.get(tree.path, ()))

@@ -9,6 +9,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.backbones.base import Backbone
+    from app.core.config import Settings
 
 PASSAGE_MARK = "\x1f"  # passage n > 0 of a document is indexed as f"{doc_id}\x1f{n}"; passage 0 as the id itself
 
@@ -35,7 +40,9 @@ def _word_pieces(text: str, span: tuple[int, int], count: CountTokens, window: i
     """A sentence longer than the window, cut between words into pieces of at most `window` tokens."""
     words = [(span[0] + m.start(), span[0] + m.end()) for m in _WORD.finditer(text[span[0] : span[1]])]
     sizes = count([text[s:e] for s, e in words])
-    pieces, start, used, prev_end = [], None, 0, 0
+    pieces: Spans = []
+    start: int | None = None
+    used, prev_end = 0, 0
     for (s, e), n in zip(words, sizes, strict=True):
         if start is not None and used + n > window:
             pieces.append((start, prev_end))
@@ -104,7 +111,7 @@ def stored_spans(passages: str, text: str) -> Spans:
     return [(0, len(text))] if not passages else [tuple(s) for s in json.loads(passages)]
 
 
-def splitter_for(backbone, settings) -> PassageSplitter:
+def splitter_for(backbone: Backbone, settings: Settings) -> PassageSplitter:
     """The splitter of a backbone under CE_PASSAGE_TOKENS (a fifth of it shared): one for the API, `index` and Ray."""
     tokens = settings.passage_tokens
     return PassageSplitter(backbone.token_counts, backbone.max_length, tokens, tokens // 5)

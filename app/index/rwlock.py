@@ -13,7 +13,7 @@ class ReadWriteLock:
     Not re-entrant: a writer must not read or write again inside its block.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._cond = threading.Condition()
         self._readers = 0
         self._writing = False

@@ -3,7 +3,7 @@ metadata filters, with how far along the change log they are."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,8 +13,10 @@ from app.correction.pipeline import Correction
 from app.index.dense_scale import DenseScale
 from app.index.faiss_index import VectorIndex
 from app.index.filters import FieldIndex
+from app.index.key_index import KeyIndex
 from app.index.lexical import LexicalIndex
 from app.index.passages import best_passages, passage_key, passage_of
+from app.index.rerank import ExactVectors
 
 
 @dataclass(eq=False)  # compared by identity: "is this still the index the snapshot holds"
@@ -22,7 +24,9 @@ class SearchIndex:
     """A correction, the index of documents corrected by it, their metadata filters, and how current they are."""
 
     correction: Correction | None
-    dense: VectorIndex  # one vector per passage: a document's key is its id, its passage n > 0 `passage_key(id, n)`
+    dense: (
+        VectorIndex | KeyIndex
+    )  # one vector per passage: a document's key is its id, its passage n > 0 `passage_key(id, n)`
     fields: FieldIndex
     applied: str = "0-0"  # the newest change-log entry reflected here
     local: set[str] = field(default_factory=set)  # entries this process applied as it wrote them
@@ -34,7 +38,7 @@ class SearchIndex:
     def documents(self) -> int:
         return len(self.dense) - sum(n - 1 for n in self.passages.values())
 
-    def keys_of(self, doc_ids) -> list[str]:
+    def keys_of(self, doc_ids: Iterable[str]) -> list[str]:
         """Every passage key of these documents (what the FAISS index holds for them)."""
         return [passage_key(d, n) for d in tuple(doc_ids) for n in range(self.passages.get(d, 1))]
 
@@ -102,8 +106,12 @@ class PassageKeys:
 
 
 def dense_hits(
-    index: SearchIndex, vector: np.ndarray, depth: int, allowed, exact=None
-) -> tuple[list[Any], dict[str, int]]:
+    index: SearchIndex,
+    vector: np.ndarray,
+    depth: int,
+    allowed: Collection[str] | None,
+    exact: ExactVectors | None = None,
+) -> tuple[list[tuple[str, float]], dict[str, int]]:
     """The top `depth` documents by their best passage's cosine, and which passage that was; passages are
     searched deeper until `depth` distinct documents are found or the index has no more."""
     keys = PassageKeys(allowed, index) if allowed is not None and index.passages else allowed

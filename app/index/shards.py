@@ -16,7 +16,7 @@ class Shard:
     number: int
     count: int
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not 0 <= self.number < self.count:
             raise ValueError(f"shard {self.number} of {self.count} does not exist")
 

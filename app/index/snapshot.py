@@ -43,6 +43,13 @@ class SnapshotFile:
         tag = hashlib.sha256(f"{store.prefix}:{collection_key}{':' + part if part else ''}".encode()).hexdigest()[:16]
         self.path = Path(folder) / f"{tag}.npz" if folder else None
 
+    @property
+    def file(self) -> Path:
+        """The snapshot's file; an index kept without snapshots (no folder) has none."""
+        if self.path is None:
+            raise SnapshotRefused("this index keeps no snapshot")
+        return self.path
+
     def capture(self, index: SearchIndex) -> tuple[np.ndarray, dict[str, Any]]:
         """The bytes of a snapshot of `index`, taken while nothing writes to it (the caller holds the write lock);
         the lexical index's files are hard-linked beside it now."""
@@ -94,13 +101,13 @@ class SnapshotFile:
         if self.path is None:
             return
         self.path.unlink(missing_ok=True)
-        for folder in self.path.parent.glob(f"{self.path.stem}.lexical-*"):
+        for folder in self.file.parent.glob(f"{self.file.stem}.lexical-*"):
             shutil.rmtree(folder, ignore_errors=True)
 
     def _drop_old_lexical(self, kept: dict[str, Any] | None) -> None:
         """Lexical snapshots no snapshot names, once old enough that no writer is about to name them."""
         now = time.time()
-        for folder in self.path.parent.glob(f"{self.path.stem}.lexical-*"):
+        for folder in self.file.parent.glob(f"{self.file.stem}.lexical-*"):
             if (kept is None or folder.name != kept["folder"]) and now - folder.stat().st_mtime > LEXICAL_GRACE:
                 shutil.rmtree(folder, ignore_errors=True)
 
@@ -133,8 +140,10 @@ class SnapshotFile:
     def _open_lexical(self, saved: dict[str, Any] | None, builder: IndexBuilder) -> LexicalIndex | None:
         if builder.analyzer is None:
             return None
+        if saved is None:
+            raise SnapshotRefused("the snapshot holds no lexical index")
         lexical = LexicalIndex.from_snapshot(
-            self.path.parent / saved["folder"], builder.lexical_folder(), builder.analyzer, sentinel=builder.sentinel
+            self.file.parent / saved["folder"], builder.lexical_folder(), builder.analyzer, sentinel=builder.sentinel
         )
         lexical.dead = int(saved.get("dead", 0))  # its unmerged deleted versions still count until it is compacted
         return lexical
@@ -156,7 +165,7 @@ class SnapshotFile:
                 builder.analyzer is None or analyzer == builder.analyzer,
                 f"lexical index {analyzer}, settings {builder.analyzer}",
             ),
-            (lexical is None or (self.path.parent / lexical["folder"]).is_dir(), "its lexical index is gone"),
+            (lexical is None or (self.file.parent / lexical["folder"]).is_dir(), "its lexical index is gone"),
             (
                 change_key(state["applied"]) >= change_key(self.store.changes.trimmed_through(self.collection_key)),
                 "the change log no longer reaches back to it",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import faiss
 import numpy as np
@@ -25,7 +26,7 @@ class ExactTopK:
     scores: np.ndarray = field(init=False)
     labels: np.ndarray = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.scores = np.full((len(self.queries), self.k), -np.inf, dtype=np.float32)
         self.labels = np.full((len(self.queries), self.k), -1, dtype=np.int64)
 
@@ -44,7 +45,7 @@ class ChunkedBuild:
     from memory exactly as before; past TRAIN_SAMPLE the index is trained on the first chunks and filled as the
     rest arrive, holding one chunk at a time."""
 
-    def __init__(self, dim: int, expected: int, *, seed: int = 0, **options):
+    def __init__(self, dim: int, expected: int, *, seed: int = 0, **options: Any):
         self.dim, self.expected, self.seed, self.options = dim, expected, seed, options
         self.index: VectorIndex | None = None
         self.exact: ExactTopK | None = None
@@ -53,7 +54,9 @@ class ChunkedBuild:
         self._held: list[np.ndarray] = []
         self._size = 0
 
-    def add(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+    def add(self, keys: Sequence[str], vectors: np.ndarray | None) -> None:
+        if vectors is None:
+            raise ValueError("a dense build takes vectors with its keys")
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if self.index is None:
             self._keys.extend(keys)
@@ -75,6 +78,8 @@ class ChunkedBuild:
         self._fill(keys, held)
 
     def _fill(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        if self.index is None or self.exact is None:
+            raise RuntimeError("filled before its index was trained")
         self.index.upsert(keys, vectors)
         self.exact.add(vectors, self._size)
         self._size += len(vectors)
@@ -85,10 +90,12 @@ class ChunkedBuild:
         if self.index is None:
             held = np.concatenate(self._held) if self._held else np.empty((0, self.dim), dtype=np.float32)
             return VectorIndex.build(self.dim, self._keys, held, seed=self.seed, **self.options)
+        if self.exact is None:
+            raise RuntimeError("trained without its calibration sample")
         truth = np.array(
             [[j for j in row if j != q][:10] for q, row in zip(self.selves, self.exact.labels, strict=True)]
         )
         index = self.index
-        rows = (lambda labels: exact(index.keys_at(labels))) if exact is not None else None  # noqa: E731
+        rows = None if exact is None else (lambda labels: exact(cast(list[str], index.keys_at(labels))))  # all live
         index.calibrate_on(self.exact.queries, truth, selves=self.selves, rows=rows)
-        return self.index
+        return index

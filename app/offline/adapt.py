@@ -82,7 +82,15 @@ class AdaptResult:
         return self.best_step > 0 and self.best_score > self.start_score
 
 
-def _hidden(model, input_ids, mask, types, pooling: str, views: Sequence[str], training: bool) -> torch.Tensor:
+def _hidden(
+    model: Any,
+    input_ids: torch.Tensor,
+    mask: torch.Tensor,
+    types: torch.Tensor | None,
+    pooling: str,
+    views: Sequence[str],
+    training: bool,
+) -> torch.Tensor:
     """One view of a batch: the augmentations on the input embeddings, then the encoder and the pooling."""
     if training and "shuffle" in views:  # the order of each text's own tokens, [CLS] and [SEP] kept in place
         input_ids = input_ids.clone()
@@ -109,13 +117,15 @@ def training_head(kind: str, dim: int) -> torch.nn.Module:
     raise ValueError(f"unknown head {kind}; choose none or mlp")
 
 
-def _batch(tokenizer, texts: Sequence[str], max_length: int):
+def _batch(tokenizer: Any, texts: Sequence[str], max_length: int) -> Any:
     enc = tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
     return enc["input_ids"], enc["attention_mask"], enc.get("token_type_ids")
 
 
 @torch.inference_mode()
-def encode(model, tokenizer, texts: Sequence[str], pooling: str, *, batch_size: int = 128, max_length: int = 128):
+def encode(
+    model: Any, tokenizer: Any, texts: Sequence[str], pooling: str, *, batch_size: int = 128, max_length: int = 128
+) -> np.ndarray:
     """Vectors of `texts` with the model in eval mode (no augmentation): what the served backbone would give."""
     model.eval()
     out = []
@@ -172,7 +182,9 @@ class TuningScorer:
         return raw if self.select == "raw" else chosen.score
 
 
-def step_loss(model, head, tokenizer, batch: Sequence[str], config: AdaptConfig) -> torch.Tensor:
+def step_loss(
+    model: Any, head: torch.nn.Module, tokenizer: Any, batch: Sequence[str], config: AdaptConfig
+) -> torch.Tensor:
     """InfoNCE between two views of the batch (none with method "none"), plus the regularizer's penalty."""
     loss = torch.zeros(())
     if config.method != "none":
@@ -188,8 +200,8 @@ def step_loss(model, head, tokenizer, batch: Sequence[str], config: AdaptConfig)
 
 
 def adapt(
-    model,
-    tokenizer,
+    model: Any,
+    tokenizer: Any,
     sentences: Sequence[str],
     score: Callable[[], float],
     config: AdaptConfig,

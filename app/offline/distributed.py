@@ -68,7 +68,7 @@ def _settings_json(settings: Settings) -> str:
     return settings.model_dump_json(exclude={"api_keys"})  # actors need the backbone's settings, never secrets
 
 
-def _on_actors(items: list[dict[str, Any]], actor, settings: Settings, workers: int):
+def _on_actors(items: list[dict[str, Any]], actor: type, settings: Settings, workers: int) -> Any:
     """`items` through `workers` actors of class `actor`, a batch at a time, each on one CPU."""
     import ray.data
 
@@ -114,6 +114,8 @@ class _DocumentWriter:
         settings = Settings.model_validate_json(settings_json)
         self.backbone = build_backbone(settings)
         self.split = splitter_for(self.backbone, settings)
+        if settings.redis_url is None:
+            raise ValueError("the Ray workers write to the Redis CE_REDIS_URL names: set it")
         self.store = RedisStore.from_url(
             settings.redis_url, prefix=settings.key_prefix, wait_replicas=settings.redis_wait_replicas
         )

@@ -17,8 +17,13 @@ CHUNK = 512
 
 
 def encode_all(
-    backbone: Backbone, texts: Sequence[str], *, desc: str = "encoding", progress: bool = True, token_weights=None
-):
+    backbone: Backbone,
+    texts: Sequence[str],
+    *,
+    desc: str = "encoding",
+    progress: bool = True,
+    token_weights: np.ndarray | None = None,
+) -> np.ndarray:
     """Encode a long list in chunks with a progress bar; returns float32 (n, dim). `token_weights`: SIF's."""
     out = np.empty((len(texts), backbone.dim), dtype=np.float32)
     extra = {} if token_weights is None else {"token_weights": token_weights}
@@ -61,7 +66,13 @@ def encode_pairs(backbone: Backbone, pairs: Pairs, *, name: str = "", progress: 
 
 
 def corrected_vectors(
-    backbone: Backbone, correction: Correction, texts: Sequence[str], raw=None, *, desc="encoding", progress=True
+    backbone: Backbone,
+    correction: Correction | None,
+    texts: Sequence[str],
+    raw: np.ndarray | None = None,
+    *,
+    desc: str = "encoding",
+    progress: bool = True,
 ) -> np.ndarray:
     """`texts` in the correction's space: their `raw` vectors mapped, or, when there are none or the correction
     pools its own way (SIF), the texts encoded for it in chunks with a progress bar."""

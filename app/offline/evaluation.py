@@ -18,7 +18,8 @@ from app.offline.encoding import corrected_vectors
 
 def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Cosine of each row of `a` with the same row of `b`."""
-    return np.sum(l2_normalize(a) * l2_normalize(b), axis=1)
+    cosines: np.ndarray = np.sum(l2_normalize(a) * l2_normalize(b), axis=1)
+    return cosines
 
 
 def spearman_x100(a: np.ndarray, b: np.ndarray, gold: np.ndarray) -> float:

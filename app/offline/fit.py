@@ -44,7 +44,13 @@ def corpus_ref(sentences: Sequence[str], source: str = "") -> CorpusRef:
 
 
 def new_artifact(
-    backbone: Backbone, corpus: CorpusRef, method: str, params: dict[str, Any], mu, W, arrays=None
+    backbone: Backbone,
+    corpus: CorpusRef,
+    method: str,
+    params: dict[str, Any],
+    mu: np.ndarray,
+    W: np.ndarray,
+    arrays: dict[str, np.ndarray] | None = None,
 ) -> CorrectionArtifact:
     """An artifact of `method` fitted on `corpus` for `backbone`."""
     return CorrectionArtifact.create(
@@ -121,7 +127,7 @@ def fit_flow(
     vectors: np.ndarray,
     params: dict[str, Any],
     source: str = "",
-    progress=True,
+    progress: bool = True,
 ) -> CorrectionArtifact:
     """BERT-flow: a flow trained to map the vectors onto N(0, I), optionally followed by whitening of its output."""
     from app.correction.flow_training import FlowTraining, train_flow
@@ -152,7 +158,7 @@ def fit_sif(
     raw: np.ndarray,
     params: dict[str, Any],
     source: str = "",
-    progress=True,
+    progress: bool = True,
 ) -> CorrectionArtifact:
     """SIF: token weights from the corpus's own counts, the corpus pooled with them, its first component removed."""
     if not Pooling(backbone.pooling).averages_tokens:
@@ -168,7 +174,9 @@ def fit_sif(
     return replace(artifact, extra={"isotropy": isotropy_pair(artifact, raw, vectors)})
 
 
-def with_search_space(artifact: CorrectionArtifact, raw: np.ndarray, judged: list[JudgedSet] | None):
+def with_search_space(
+    artifact: CorrectionArtifact, raw: np.ndarray, judged: list[JudgedSet] | None
+) -> CorrectionArtifact:
     """A correction fitted on the vectors themselves (flow, SIF) with its search space added (a new id)."""
     cosine = isotropy_report(sample_rows(raw, ISOTROPY_SAMPLE))["mean_random_cosine"]
     search = choose_search(artifact.method, artifact.params, CovarianceStats(raw.shape[1]).update(raw), cosine, judged)
@@ -225,7 +233,7 @@ def fit_auto_also(
 
 def scored_on(backbone: Backbone, artifact: CorrectionArtifact | None, tuning: TuningPairs) -> Candidate:
     """A fitted correction (None: raw vectors) scored on the tuning pairs as `auto` scores its candidates."""
-    texts = tuning.texts[0] + tuning.texts[1] if tuning.texts else None
+    texts = tuning.texts[0] + tuning.texts[1] if tuning.texts else []
     raw = np.vstack([tuning.left, tuning.right])
     correction = Correction(artifact) if artifact else None
     y = corrected_vectors(backbone, correction, texts, raw, progress=False) if correction else l2_normalize(raw)
@@ -255,7 +263,9 @@ def applies_to(method: str, pooling: str) -> bool:
     return method != Method.SIF or Pooling(pooling).averages_tokens
 
 
-def fit_artifact(backbone: Backbone, sentences: Sequence[str], method: str, params: dict[str, Any], **options):
+def fit_artifact(
+    backbone: Backbone, sentences: Sequence[str], method: str, params: dict[str, Any], **options: Any
+) -> CorrectionArtifact:
     """Encode the corpus, then fit `method` with `params` on it (`options` as `fit_from_vectors` takes them)."""
     vectors = encode_all(backbone, sentences, desc="fitting corpus", progress=options.get("progress", True))
     return fit_from_vectors(backbone, sentences, vectors, method, params, **options)

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 
 from app.backbones import build_backbone
+from app.backbones.onnx import OnnxBackbone
 from app.core.config import STS_DIR, Settings
 from app.correction.pipeline import Correction, pooling_weights
 from app.correction.publication import find_bundled
@@ -45,6 +46,8 @@ def export_graph_checked(settings: Settings, pooling: str, *, check: bool = True
     """Export (or find) the graph of `pooling` in settings.graphs_dir; with `check`, score it raw and corrected."""
     start = time.perf_counter()
     backbone = build_backbone(settings.model_copy(update={"backbone": "onnx", "pooling": pooling}))
+    if not isinstance(backbone, OnnxBackbone):
+        raise TypeError(f"the onnx backbone built a {type(backbone).__name__}")
     graph = backbone.graph
     artifact = find_bundled(settings.models_dir, backbone)
     raw = corrected = None

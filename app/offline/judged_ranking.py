@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -20,6 +21,8 @@ from app.offline.fit import with_search_space
 from app.offline.ranking_tuning import FEEDBACK, RULE, choose_ranking, scored
 from app.offline.retrieval import JudgedCorpus, Judgments, exact_top
 from app.offline.search_tuning import JudgedSet, keeps_every_set
+
+JudgedPart = tuple[JudgedCorpus, list[Candidates]]  # queries judged over the documents their lists name, and the lists
 
 MIN_QUERIES = 6  # judged queries with a relevant document: at least two held out
 
@@ -92,7 +95,7 @@ def tune_space(
     return (chosen if kept else None), record
 
 
-def judged_part(qrels: dict[str, dict[str, int]], lists: dict[str, Candidates], queries: list[str]):
+def judged_part(qrels: dict[str, dict[str, int]], lists: dict[str, Candidates], queries: list[str]) -> JudgedPart:
     """A judged corpus of `queries` over the documents their lists and judgments name, with their lists."""
     docs = sorted(
         {d for q in queries for d in qrels[q]}
@@ -103,7 +106,9 @@ def judged_part(qrels: dict[str, dict[str, int]], lists: dict[str, Candidates], 
     return corpus, [lists[q] for q in queries]
 
 
-def with_feedback(chosen: Ranking, part, tuning: list[str]) -> tuple[Ranking, dict[str, Any]]:
+def with_feedback(
+    chosen: Ranking, part: Callable[[Ranking, list[str]], JudgedPart], tuning: list[str]
+) -> tuple[Ranking, dict[str, Any]]:
     """`chosen` with the feedback candidate that keeps every judged set against it and gains most on the tuning
     queries (the never-worse guard of the rankings), else `chosen` as it is; and what each scored."""
     base = scored(chosen, [part(chosen, tuning)])
@@ -118,7 +123,9 @@ def with_feedback(chosen: Ranking, part, tuning: list[str]) -> tuple[Ranking, di
     return best, {"without": round(100 * float(base.pooled_ndcg.mean()), 2), "with": tried, "chosen": best.feedback}
 
 
-def tune(search, qrels: dict[str, dict[str, int]], default: Ranking) -> dict[str, Any]:
+def tune(
+    search: Callable[[str, Ranking], Candidates], qrels: dict[str, dict[str, int]], default: Ranking
+) -> dict[str, Any]:
     """Choose on the tuning part, decide on the held-out part; `search(query, ranking) -> Candidates` (its dense list
     searched again with the ranking's feedback, if any). The record says what was chosen, its figures, and whether
     it is published."""
@@ -126,13 +133,16 @@ def tune(search, qrels: dict[str, dict[str, int]], default: Ranking) -> dict[str
     cache: dict[tuple[Any, ...], dict[str, Candidates]] = {}
 
     def lists_for(ranking: Ranking) -> dict[str, Candidates]:
-        key = (ranking.fusion, ranking.lexical_weight, ranking.mode, ranking.feedback_docs, ranking.feedback_weight)
-        key = key if ranking.feedback_docs else ()  # without feedback every ranking fuses the same lists
+        key: tuple[Any, ...] = (
+            (ranking.fusion, ranking.lexical_weight, ranking.mode, ranking.feedback_docs, ranking.feedback_weight)
+            if ranking.feedback_docs
+            else ()
+        )  # without feedback every ranking fuses the same lists
         if key not in cache:
             cache[key] = {q: search(q, ranking) for q in qrels}
         return cache[key]
 
-    def part(ranking: Ranking, queries: list[str]):
+    def part(ranking: Ranking, queries: list[str]) -> JudgedPart:
         return judged_part(qrels, lists_for(ranking), queries)
 
     plain = Ranking(mode="hybrid", chosen_by="")

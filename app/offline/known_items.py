@@ -20,8 +20,13 @@ CARRIERS = ("Reference {}.", "See {} for details.", "({})", "Filed under {}.", "
 
 def identifier(shape: int, rng: random.Random) -> str:
     """One identifier of a common shape: a product number, an error code, a CVE, a part number, a ticket."""
-    digits = lambda n: "".join(rng.choices("0123456789", k=n))  # noqa: E731 - a one-line helper
-    letters = lambda n: "".join(rng.choices("ABCDEFGHJKLMNPQRSTUVWXYZ", k=n))  # noqa: E731
+
+    def digits(n: int) -> str:
+        return "".join(rng.choices("0123456789", k=n))
+
+    def letters(n: int) -> str:
+        return "".join(rng.choices("ABCDEFGHJKLMNPQRSTUVWXYZ", k=n))
+
     shapes = (
         f"SKU-{digits(5)}",
         f"ERR{digits(3)}{letters(1)}",

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -20,6 +20,10 @@ from app.offline.retrieval import DEPTH, Judgments, read_judged_corpus
 from app.offline.search_tuning import MIN_NDCG_GAIN, RECALL_TOLERANCE, SearchCandidate, keeps_every_set
 from app.offline.search_tuning import ndcg_gain_lower_bound as gain_lower_bound
 from app.offline.served_search import add_collection, served_services
+
+if TYPE_CHECKING:
+    from app.core.config import Settings
+    from app.services.container import Services
 from app.services.ranking_choice import RANKING
 
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -44,7 +48,7 @@ def feedback_key(ranking: Ranking) -> tuple[Any, ...]:
     return (ranking.feedback_docs, ranking.feedback_weight) if ranking.feedback else ()
 
 
-def candidate_lists(services, texts: list[str]) -> dict[tuple[Any, ...], list[Candidates]]:
+def candidate_lists(services: Services, texts: list[str]) -> dict[tuple[Any, ...], list[Candidates]]:
     """Each query's dense and lexical candidate lists, made by the search service as /search makes them (key ());
     and for each FEEDBACK, the same with the dense list searched again after the rule's ranking (key (docs, w))."""
     index, search = services.served.current, services.search
@@ -100,7 +104,7 @@ def choose_ranking(judged: list[Any], tuned_on: str) -> tuple[Ranking, dict[str,
     return chosen, record
 
 
-def with_tuned_ranking(settings, artifact: CorrectionArtifact, folders: list[Path]) -> CorrectionArtifact:
+def with_tuned_ranking(settings: Settings, artifact: CorrectionArtifact, folders: list[Path]) -> CorrectionArtifact:
     """`artifact` with the ranking its judgments chose in `extra.search`: each judged collection is added to a
     service serving this artifact, and its queries' candidate lists are fused every way."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)

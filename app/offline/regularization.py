@@ -5,12 +5,14 @@ and ConSERT, alone or with either."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 REGULARIZERS = ("none", "embedding")
 
 
-def embedding_cosine(model) -> torch.Tensor:
+def embedding_cosine(model: Any) -> torch.Tensor:
     """The mean cosine over every pair of rows of the word-embedding matrix (each row with itself included), the
     penalty itself: the squared norm of the mean unit row, so exact over the whole vocabulary and cheap."""
     unit = torch.nn.functional.normalize(model.embeddings.word_embeddings.weight, dim=1)
@@ -18,7 +20,7 @@ def embedding_cosine(model) -> torch.Tensor:
     return centre @ centre
 
 
-def regularization(model, kind: str, weight: float) -> torch.Tensor | None:
+def regularization(model: Any, kind: str, weight: float) -> torch.Tensor | None:
     """What `kind` adds to the loss (None: nothing)."""
     if kind == "none":
         return None

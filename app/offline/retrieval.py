@@ -148,14 +148,15 @@ def index_top(queries: np.ndarray, docs: np.ndarray, *, factory: str, recall: fl
     return out
 
 
-def cached_encoding(encode: Callable[[list[str]], np.ndarray], texts: list[str], key: str, folder: Path):
+def cached_encoding(encode: Callable[[list[str]], np.ndarray], texts: list[str], key: str, folder: Path) -> np.ndarray:
     """`encode(texts)`, kept in `folder` under the hash of `key` and the texts: a second run reads it back."""
     digest = hashlib.sha256(key.encode())
     for text in texts:
         digest.update(hashlib.sha256(text.encode()).digest())
     path = Path(folder) / f"{digest.hexdigest()[:24]}.npy"
     if path.exists():
-        return np.load(path)
+        stored: np.ndarray = np.load(path)
+        return stored
     vectors = encode(texts)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npy")
@@ -165,7 +166,7 @@ def cached_encoding(encode: Callable[[list[str]], np.ndarray], texts: list[str],
 
 
 def compare(
-    judgments: Judgments, raw: tuple[Any, ...], corrected: tuple, *, factory: str, recall: float
+    judgments: Judgments, raw: tuple[Any, ...], corrected: tuple[Any, ...], *, factory: str, recall: float
 ) -> dict[str, Any]:
     """Raw vs corrected (each a (documents, queries) pair of vectors) on exact search and on the served index
     kind: each metric x100, and the corrected one's change as a paired-bootstrap 95% interval."""

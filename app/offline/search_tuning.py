@@ -3,7 +3,7 @@ scored by NDCG@10 and Recall@100, and a rule that keeps raw vectors unless a gai
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from app.core.names import Method
+from app.correction import CovarianceStats
 from app.correction.methods import Spectrum, whitening_from_spectrum, whitening_scale
 from app.correction.search_space import SearchChoice, default_search, raw_space
 from app.correction.selection import ALPHAS, DROPS, EPSILONS, family
@@ -52,7 +53,7 @@ class SearchCandidate:
         return np.concatenate(self.ndcg)
 
 
-def read_judged(folders: Sequence[Path], encode) -> list[JudgedSet]:
+def read_judged(folders: Sequence[Path], encode: Callable[[list[str], str], np.ndarray]) -> list[JudgedSet]:
     """Each BEIR-layout folder read and encoded with `encode(texts, what)`."""
     out = []
     for folder in folders:
@@ -63,7 +64,13 @@ def read_judged(folders: Sequence[Path], encode) -> list[JudgedSet]:
     return out
 
 
-def _scored(method: str, params: dict[str, Any], dim: int, sets: list[JudgedSet], spaces) -> SearchCandidate:
+def _scored(
+    method: str,
+    params: dict[str, Any],
+    dim: int,
+    sets: list[JudgedSet],
+    spaces: Iterable[tuple[np.ndarray, np.ndarray]],
+) -> SearchCandidate:
     """A candidate's metrics from its (queries, documents) vectors in each judged set."""
     found = [s.judgments.per_query(exact_top(q, d)) for s, (q, d) in zip(sets, spaces, strict=True)]
     return SearchCandidate(method, params, dim, [f["ndcg_at_10"] for f in found], [f["recall_at_100"] for f in found])
@@ -159,7 +166,9 @@ def tuned_search(spectrum: Spectrum, sets: list[JudgedSet]) -> SearchChoice:
     return SearchChoice(chosen.method, chosen.params, mu.astype(np.float32), W.astype(np.float32), selection.record())
 
 
-def choose_search(method: str, params: dict[str, Any], stats, raw_mean_cosine: float, judged: list[JudgedSet] | None):
+def choose_search(
+    method: str, params: dict[str, Any], stats: CovarianceStats, raw_mean_cosine: float, judged: list[JudgedSet] | None
+) -> SearchChoice:
     """The search map an artifact stores: tuned on the judgments when given, else the documented default."""
     if judged:
         return tuned_search(Spectrum.of(stats), judged)

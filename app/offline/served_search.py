@@ -7,7 +7,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -17,11 +17,14 @@ from app.offline.retrieval import DEPTH, METRICS, JudgedCorpus, Judgments, paire
 from app.services.documents import DocumentInput
 from app.services.search_query import SearchQuery
 
+if TYPE_CHECKING:
+    from app.services.container import Services
+
 ADD_BATCH = 256
 MODES = ("dense", "lexical", "hybrid", "served")
 
 
-def served_services(settings: Settings, folder: Path, correction: str | None = None):
+def served_services(settings: Settings, folder: Path, correction: str | None = None) -> Services:
     """Services on the settings' backbone (its ONNX export cached where it always is) with a Redis and an index
     folder of their own under `folder`, so a running server's data is never touched."""
     from app.correction.publication import resolve_correction
@@ -46,7 +49,7 @@ def served_services(settings: Settings, folder: Path, correction: str | None = N
     return Services(run, engine, store, artifact, embedded=embedded)
 
 
-def add_collection(services, collection: JudgedCorpus, *, progress: bool = True) -> float:
+def add_collection(services: Services, collection: JudgedCorpus, *, progress: bool = True) -> float:
     """Add the collection's documents through the document service, as POST /documents does; the seconds it took."""
     docs = [DocumentInput(text=t, id=d) for d, t in zip(collection.doc_ids, collection.doc_texts, strict=True)]
     started = time.perf_counter()
@@ -58,12 +61,12 @@ def add_collection(services, collection: JudgedCorpus, *, progress: bool = True)
 
 
 def search_served(
-    services, collection: JudgedCorpus, modes: list[str | None], *, progress: bool = True
-) -> dict[str, Any]:
+    services: Services, collection: JudgedCorpus, modes: list[str | None], *, progress: bool = True
+) -> dict[str | None, tuple[np.ndarray, Any]]:
     """Each mode's ranked document columns (queries x DEPTH, -1 past the end) and the ranking that made them."""
     column = {doc_id: i for i, doc_id in enumerate(collection.doc_ids)}
     depth = min(DEPTH, len(collection.doc_ids))
-    found = {}
+    found: dict[str | None, tuple[np.ndarray, Any]] = {}
     for mode in modes:
         top = np.full((len(collection.query_texts), depth), -1, dtype=np.int64)
         ranking = None
@@ -98,7 +101,7 @@ def evaluate_served(
             "docs_per_s": round(index.documents / seconds, 1),
             "passages_per_s": round(passages / seconds, 1),
             "index_bytes": index.dense.memory_bytes(),
-            "lexical_bytes": index.lexical.size_bytes(),
+            "lexical_bytes": index.lexical.size_bytes() if index.lexical else 0,
         }
         correction_id = services.correction.id if services.correction else None
     finally:

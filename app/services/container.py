@@ -15,6 +15,7 @@ from app.correction.publication import check_compatible, publish, resolve_correc
 from app.engine.encoder import BatchingEngine
 from app.engine.pool import EnginePool, engine_for
 from app.index.faiss_index import VectorIndex
+from app.index.key_index import KeyIndex
 from app.index.live import ServedIndex, live
 from app.services.collections.fit_jobs import FitJobs
 from app.services.collections.manager import Collections
@@ -134,7 +135,7 @@ class Services:
         return self.served.current.correction
 
     @property
-    def index(self) -> VectorIndex:
+    def index(self) -> VectorIndex | KeyIndex:
         return self.served.current.dense
 
     @property

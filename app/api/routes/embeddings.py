@@ -41,7 +41,7 @@ async def similarity(body: SimilarityRequest, embedding: EmbeddingDep) -> Respon
     scores, raw_scores, correction = await embedding.similarity_async(left, right, with_raw=body.compare_raw)
     response = SimilarityResponse(
         scores=scores.tolist(),
-        raw_scores=raw_scores.tolist() if raw_scores is not None else None,
+        raw_scores=raw_scores.tolist() if body.compare_raw and raw_scores is not None else None,
         correction=correction,
     )
     return json_response(response, exclude_none=True)
