@@ -33,7 +33,7 @@ class DocumentLine(Strict):
     text: Text
     metadata: Metadata = Field(default_factory=dict)
     passages: StrictStr = Field("", description="Its passages' character spans as JSON; empty: one passage.")
-    dtype: Literal[DTYPES] = "float32"  # type: ignore[valid-type]
+    dtype: Literal[DTYPES] = "float32"  # type: ignore[valid-type]  # a Literal of a tuple constant: pydantic reads it
     vectors: StrictStr = Field("", description="Its raw vectors (one per passage), base64 of `dtype`.")
 
 

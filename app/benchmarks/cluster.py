@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 from app.benchmarks.http import Connection, free_port, start_service, stop_service
 from app.benchmarks.ranking_match import same_ranking
 from app.benchmarks.throughput import percentile
+from app.core.config import Settings
 from app.store.local_cluster import LocalRedisCluster
 
 MODES = ("dense", "lexical", "hybrid")
@@ -70,7 +71,7 @@ def search(conn: Connection, query: str, mode: str) -> tuple[float, list[tuple[s
 
 
 def run(
-    settings, sts_dir: Path, *, n: int, queries: int, nodes: int, clients: int = 4, shards: int = 3
+    settings: Settings, sts_dir: Path, *, n: int, queries: int, nodes: int, clients: int = 4, shards: int = 3
 ) -> dict[str, Any]:
     """Both servers started, filled and queried; what they measured."""
     from ray.cluster_utils import Cluster
@@ -138,10 +139,16 @@ def compare(urls: dict[str, str], vocabulary: list[str], queries: int) -> dict[s
     rng = random.Random(7)
     asked = [" ".join(rng.choices(vocabulary, k=rng.randint(2, 6))) for _ in range(queries)]
     conns = {name: Connection(url) for name, url in urls.items()}
-    out = {"queries": queries, "same_top10": {}, "same_top10_within_1e-4": {}, "latency_ms": {}, "partial_answers": 0}
+    out: dict[str, Any] = {
+        "queries": queries,
+        "same_top10": {},
+        "same_top10_within_1e-4": {},
+        "latency_ms": {},
+        "partial_answers": 0,
+    }
     largest = 0.0
     for mode in MODES:
-        seconds = {name: [] for name in urls}
+        seconds: dict[str, list[float]] = {name: [] for name in urls}
         same, near = 0, 0
         for q in tqdm(asked, desc=f"queries ({mode})", leave=False):
             found = {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -58,7 +58,7 @@ def compare_pooling(
     correct: Callable[[Correction, list[str], np.ndarray], np.ndarray],
     test: Pairs,
     test_raw: np.ndarray,
-    methods=COMPARE_METHODS,
+    methods: Sequence[tuple[str, str, dict[str, Any]]] = COMPARE_METHODS,
 ) -> list[ComparisonRow]:
     """Fit each method with `fit`, score it on `test` (its vectors from `correct`), time fitting and applying."""
     texts, n = test.left + test.right, len(test)

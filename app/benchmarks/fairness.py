@@ -32,7 +32,8 @@ def long_documents(n: int, chars: int, words: list[str], seed: int) -> list[dict
 
 def _get_json(url: str) -> dict[str, Any]:
     with urllib.request.urlopen(url, timeout=30) as response:
-        return json.load(response)
+        answer: dict[str, Any] = json.load(response)
+        return answer
 
 
 def encoder_counts(url: str) -> dict[str, float]:
@@ -56,7 +57,7 @@ def timed_post(url: str, path: str, body: dict[str, Any]) -> tuple[int, float]:
 
 def probe_while(url: str, busy: threading.Event | None, count: int = 0) -> dict[str, Any]:
     """One client's short /embed, one after another: while `busy` is set, or `count` times; p50/p99 and 429s."""
-    conn, latencies, statuses = Connection(url), [], []
+    conn, latencies, statuses = Connection(url), list[float](), list[int]()
     while (busy is not None and busy.is_set()) or len(statuses) < count:
         began = time.perf_counter()
         statuses.append(conn.post_json("/embed", PROBE))
@@ -73,7 +74,7 @@ def probe_while(url: str, busy: threading.Event | None, count: int = 0) -> dict[
     }
 
 
-def maximum_body(url: str, docs: list[dict[str, Any]]) -> dict:
+def maximum_body(url: str, docs: list[dict[str, Any]]) -> dict[str, Any]:
     """The documented maximum POST /documents: its status, how long the answer took, the tokens the server counted."""
     request = urllib.request.Request(
         f"{url}/documents", json.dumps({"documents": docs}).encode(), {"Content-Type": "application/json"}
@@ -89,13 +90,13 @@ def maximum_body(url: str, docs: list[dict[str, Any]]) -> dict:
     return {"status": status, "seconds": seconds, "tokens": int(counted[1].replace(",", "")) if counted else None}
 
 
-def largest_allowed(url: str, docs: list[dict[str, Any]], tokens: int) -> list[dict]:
+def largest_allowed(url: str, docs: list[dict[str, Any]], tokens: int) -> list[dict[str, Any]]:
     """As many of `docs` as one request may carry under the token budget (/info), given what all of them count."""
     budget = _get_json(f"{url}/info")["limits"]["max_request_tokens"]
     return docs[: max(1, int(0.95 * budget * len(docs) / tokens))]
 
 
-def beside_large_requests(url: str, pid: int, docs: list[dict[str, Any]], clients: int) -> dict:
+def beside_large_requests(url: str, pid: int, docs: list[dict[str, Any]], clients: int) -> dict[str, Any]:
     """`clients` large allowed requests at once, and the probe client beside them until they are answered."""
     quiet = probe_while(url, None, count=40)
     rss_before = rss_mb(pid)
@@ -111,7 +112,13 @@ def beside_large_requests(url: str, pid: int, docs: list[dict[str, Any]], client
     threads = [threading.Thread(target=large, args=(n,)) for n in range(clients)]
     for t in threads:
         t.start()
-    waiter = threading.Thread(target=lambda: ([t.join() for t in threads], busy.clear()))
+
+    def wait_then_clear() -> None:
+        for t in threads:
+            t.join()
+        busy.clear()
+
+    waiter = threading.Thread(target=wait_then_clear)
     waiter.start()
     beside = probe_while(url, busy)
     waiter.join()
@@ -127,7 +134,7 @@ def beside_large_requests(url: str, pid: int, docs: list[dict[str, Any]], client
     }
 
 
-def after_deadline(url: str, docs: list[dict[str, Any]], settle: float = 5.0) -> dict:
+def after_deadline(url: str, docs: list[dict[str, Any]], settle: float = 5.0) -> dict[str, Any]:
     """A large request that outlives its deadline: its 504, and the texts encoded after it (only the round under
     way when the deadline passed may finish) and dropped."""
     before = encoder_counts(url)

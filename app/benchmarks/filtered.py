@@ -36,7 +36,8 @@ def filtered_figures(built: StreamedBuild, asked: np.ndarray, *, seed: int = 0) 
     the filtered search, each query as the search service makes it (the unfiltered search's p50 is the synthetic
     row's; a filter's FAISS labels are kept between queries, as the service keeps them)."""
     fields, draw = tiers(len(built.stored), seed)
-    exact = built.exact if built.index.lossy else None
+    index = built.vector_index
+    exact = built.exact if index.lossy else None
     threads = faiss.omp_get_max_threads()
     out = []
     for name, share in SHARES.items():
@@ -54,7 +55,7 @@ def filtered_figures(built: StreamedBuild, asked: np.ndarray, *, seed: int = 0) 
                 version = fields.version  # as the search service reads a filter: its ids, keyed for their labels
                 allowed = Allowed(fields.matching(tree, copy=False), (repr(tree), version))
                 middle = time.perf_counter()
-                (found,) = built.index.search(query[None, :], K, allowed=allowed, exact=exact)
+                (found,) = index.search(query[None, :], K, allowed=allowed, exact=exact)
                 searched.append(time.perf_counter() - middle)
                 evaluated.append(middle - start)
                 hits += len(expected & {doc_id for doc_id, _ in found})

@@ -16,6 +16,8 @@ def geometry_points(
 ) -> dict[str, dict[str, Any]]:
     """Alignment (pairs with gold >= POSITIVE_GOLD) and uniformity (each test sentence once) of the raw space, the
     corrected one and, when given, the adapted model's own space (`test` carries its texts)."""
+    if test.texts is None:
+        raise ValueError("the test pairs carry no texts: uniformity counts each sentence once")
     texts = test.texts[0] + test.texts[1]
     spaces = {
         "raw": test,

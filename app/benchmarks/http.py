@@ -23,10 +23,12 @@ from app.core.process_memory import status_bytes
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
-def start_service(env: dict[str, str], url: str, log: IO[bytes], *, cwd=None, timeout: float = 180.0):
+def start_service(
+    env: dict[str, str], url: str, log: IO[bytes], *, cwd: Path | None = None, timeout: float = 180.0
+) -> subprocess.Popen[bytes]:
     """`python -m app serve` in a child process (stderr to `log`), returned once GET /ready answers 200."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "app", "serve"], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=log
@@ -49,7 +51,7 @@ def _ready(url: str, api_key: str | None = None) -> bool:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         with urllib.request.urlopen(urllib.request.Request(f"{url}/ready", headers=headers), timeout=1) as response:
-            return response.status == 200
+            return bool(response.status == 200)
     except OSError:  # refused while starting, or an HTTP error status such as 503
         return False
 
@@ -111,7 +113,7 @@ class Connection:
 
     def __init__(self, url: str):
         parsed = urllib.parse.urlsplit(url)
-        self._conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=60)
+        self._conn = http.client.HTTPConnection(parsed.hostname or "127.0.0.1", parsed.port, timeout=60)
 
     def post_json(self, path: str, body: dict[str, Any]) -> int:
         return self.request("POST", path, body)

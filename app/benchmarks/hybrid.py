@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,16 @@ from tqdm.auto import tqdm
 from app.benchmarks.search import cached_encode, sts_sentences
 from app.benchmarks.synthetic import GaussianMixture
 from app.benchmarks.throughput import percentile
+from app.core.config import Settings
 from app.core.stored_vectors import to_stored
+from app.index.live import live
 from app.offline.served_search import served_services
 from app.services.search_query import SearchQuery
 from app.store.documents import DocumentRecord
 
 WRITE_BATCH = 5000
 MODES = ("dense", "lexical", "hybrid", "hybrid_feedback")
-ASKED = {
+ASKED: dict[str, dict[str, Any]] = {
     "dense": {"mode": "dense"},
     "lexical": {"mode": "lexical"},
     "hybrid": {"mode": "hybrid"},
@@ -31,7 +34,9 @@ ASKED = {
 }
 
 
-def synthetic_records(sentences: list[str], raw: np.ndarray, n: int, *, seed: int = 0):
+def synthetic_records(
+    sentences: list[str], raw: np.ndarray, n: int, *, seed: int = 0
+) -> Iterator[list[DocumentRecord]]:
     """`n` documents of three STS-B sentences each, with raw vectors sampled like the backbone's, in batches."""
     rng = np.random.default_rng(seed)
     scale = float(np.linalg.norm(raw, axis=1).mean())  # the index normalizes; Redis keeps raw-sized vectors
@@ -47,7 +52,7 @@ def synthetic_records(sentences: list[str], raw: np.ndarray, n: int, *, seed: in
         ]
 
 
-def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool = True) -> dict[str, Any]:
+def run(settings: Settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool = True) -> dict[str, Any]:
     """Latency of one short query in each mode (p50/p99, ms), build time, the lexical index's bytes per document."""
     from app.backbones import build_backbone
 
@@ -66,7 +71,7 @@ def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool =
         # Text, metadata, vector (float16) and the change log's entries, as the service's own writes leave them
         redis_per_doc = (services.store.client.info("memory")["used_memory"] - used_before) / n
         started = time.perf_counter()
-        services.served.rebuild(services.correction, "benchmark documents written").result()
+        live(services.served).rebuild(services.correction, "benchmark documents written").result()
         build_s = time.perf_counter() - started
         asked = [s for s in sentences if len(s.split()) <= 8][:queries]
         figures = {
@@ -90,7 +95,8 @@ def run(settings, sts_dir: Path, *, n: int, queries: int = 300, progress: bool =
         figures["feedback_p50_ratio"] = round(figures["hybrid_feedback"]["p50_ms"] / figures["hybrid"]["p50_ms"], 2)
         index = services.served.current
         figures["passages"] = len(index.dense)
-        figures["lexical_bytes_per_doc"] = round(index.lexical.size_bytes() / max(index.documents, 1), 1)
+        lexical_bytes = index.lexical.size_bytes() if index.lexical else 0
+        figures["lexical_bytes_per_doc"] = round(lexical_bytes / max(index.documents, 1), 1)
         figures["index_bytes_per_doc"] = round(index.dense.memory_bytes() / max(index.documents, 1), 1)
         figures["ranking"] = services.search.search(SearchQuery(asked[0], 10)).ranking
         services.close()

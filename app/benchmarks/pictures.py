@@ -25,9 +25,11 @@ def projected(x: np.ndarray, how: str, *, seed: int = 0) -> np.ndarray:
 
     unit = l2_normalize(np.asarray(x, dtype=np.float64))
     if how == "PCA":
-        return PCA(n_components=2, random_state=seed).fit_transform(unit)
+        points: np.ndarray = PCA(n_components=2, random_state=seed).fit_transform(unit)
+        return points
     perplexity = min(30.0, (len(unit) - 1) / 3)
-    return TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed).fit_transform(unit)
+    mapped: np.ndarray = TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed).fit_transform(unit)
+    return mapped
 
 
 def gold_buckets(gold: np.ndarray) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,9 @@ class PoolingResult:
     geometry: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def evaluate_methods(fit, test: TuningPairs, pooling: str) -> PoolingResult:
+def evaluate_methods(
+    fit: Callable[[str, dict[str, Any]], CorrectionArtifact], test: TuningPairs, pooling: str
+) -> PoolingResult:
     """Fit every report method with `fit(method, params)` and score it on the test pairs."""
     scores, dims, seconds = {}, {}, {}
     auto = None
@@ -54,12 +57,15 @@ def evaluate_methods(fit, test: TuningPairs, pooling: str) -> PoolingResult:
         dims[label] = artifact.out_dim
         if method == Method.AUTO:
             auto = artifact
+    if auto is None:
+        raise ValueError("the report's methods include auto")
     return PoolingResult(pooling, scores, dims, seconds, auto)
 
 
 def _similar_pair_cosines(pairs: TuningPairs) -> np.ndarray:
     keep = pairs.gold >= SIMILAR_GOLD
-    return np.sum(l2_normalize(pairs.left[keep]) * l2_normalize(pairs.right[keep]), axis=1)
+    cosines: np.ndarray = np.sum(l2_normalize(pairs.left[keep]) * l2_normalize(pairs.right[keep]), axis=1)
+    return cosines
 
 
 def plot_spectrum(path: Path, corpus: np.ndarray, correction: Correction, title: str) -> Path:
@@ -126,7 +132,7 @@ def _isotropy_rows(result: PoolingResult) -> list[str]:
 
 
 def write_markdown(
-    path: Path, results: list[PoolingResult], *, backbone: str, sources: dict[str, Any], plots: dict
+    path: Path, results: list[PoolingResult], *, backbone: str, sources: dict[str, Any], plots: dict[str, Any]
 ) -> Path:
     """The summary: the table, isotropy of each auto correction, and links to the plots."""
     labels = [label for label, _, _ in REPORT_METHODS]

@@ -11,14 +11,18 @@ import faiss
 import numpy as np
 
 from app.backbones import build_backbone
+from app.backbones.base import Backbone
 from app.benchmarks.filtered import filtered_figures
 from app.benchmarks.streamed import scratch_dir, streamed_build
 from app.benchmarks.synthetic import GaussianMixture
 from app.benchmarks.throughput import percentile
+from app.core.config import Settings
+from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction, l2_normalize
 from app.correction.publication import find_bundled
 from app.index.factories import ivf_lists
 from app.index.faiss_index import VectorIndex
+from app.index.rerank import ExactVectors
 from app.offline.datasets import corpus_sha256, read_corpus
 from app.offline.encoding import encode_all
 from app.offline.fit import fit_from_vectors
@@ -60,7 +64,7 @@ def exact_neighbours(queries: np.ndarray, vectors: np.ndarray, k: int = K) -> np
 
 
 def one_thread_latencies(
-    index: VectorIndex, queries: np.ndarray, k: int = K, exact=None
+    index: VectorIndex, queries: np.ndarray, k: int = K, exact: ExactVectors | None = None
 ) -> tuple[list[float], list[list[str]]]:
     """Each query alone, on one thread, through the same call the service makes (re-ranked from `exact`)."""
     threads = faiss.omp_get_max_threads()
@@ -92,7 +96,15 @@ def measure(
     return figures(name, index, truth, seconds, found, build_s)
 
 
-def figures(name, index: VectorIndex, truth: np.ndarray, seconds, found, build_s: float, **extra) -> SearchFigures:
+def figures(
+    name: str,
+    index: VectorIndex,
+    truth: np.ndarray,
+    seconds: list[float],
+    found: list[list[str]],
+    build_s: float,
+    **extra: Any,
+) -> SearchFigures:
     """recall@10 of what was found against the exact top-10, and the timings."""
     hits = [len({str(j) for j in t} & set(f)) for t, f in zip(truth.tolist(), found, strict=True)]
     return SearchFigures(
@@ -110,17 +122,20 @@ def figures(name, index: VectorIndex, truth: np.ndarray, seconds, found, build_s
     )
 
 
-def measure_streamed(mixture: GaussianMixture, n: int, asked: np.ndarray, *, work_dir: Path, **build):
+def measure_streamed(
+    mixture: GaussianMixture, n: int, asked: np.ndarray, *, work_dir: Path, **build: Any
+) -> tuple[list[dict[str, Any]], SearchFigures]:
     """`n` mixture documents built a chunk at a time, never all in memory (`build`: streamed_build's factory, recall
     and progress); a compressed index re-ranks from their float16 copy on disk, as the service re-ranks from Redis.
     The filtered searches' figures (benchmarks/filtered), then the unfiltered ones."""
     with scratch_dir(work_dir) as folder:
         built = streamed_build(mixture, n, asked, work_dir=Path(folder), **build)
-        seconds, found = one_thread_latencies(built.index, asked, exact=built.exact if built.index.lossy else None)
+        index = built.vector_index
+        seconds, found = one_thread_latencies(index, asked, exact=built.exact if index.lossy else None)
         filtered = filtered_figures(built, asked)
         return filtered, figures(
             "synthetic",
-            built.index,
+            index,
             built.truth,
             seconds,
             found,
@@ -146,20 +161,22 @@ def sts_sentences(folder: Path) -> list[str]:
     return list(dict.fromkeys(sentences))
 
 
-def cached_encode(backbone, sentences: list[str], cache_dir: Path) -> np.ndarray:
+def cached_encode(backbone: Backbone, sentences: list[str], cache_dir: Path) -> np.ndarray:
     """The backbone's raw vectors, kept in `cache_dir` under the backbone fingerprint and corpus hash."""
     path = Path(cache_dir) / f"{backbone.fingerprint}-{corpus_sha256(sentences)[:16]}.npy"
     if path.exists():
-        vectors = np.load(path)
-        if vectors.shape == (len(sentences), backbone.dim):
-            return vectors
+        kept: np.ndarray = np.load(path)
+        if kept.shape == (len(sentences), backbone.dim):
+            return kept
     vectors = encode_all(backbone, sentences, desc="encoding STS-B")
     path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors)
     return vectors
 
 
-def corrected_at(backbone, sentences, raw: np.ndarray, artifact, dim: int | None) -> tuple[np.ndarray, str]:
+def corrected_at(
+    backbone: Backbone, sentences: list[str], raw: np.ndarray, artifact: CorrectionArtifact | None, dim: int | None
+) -> tuple[np.ndarray, str]:
     """The vectors the served index holds (the correction's search space); with `dim`, the similarity
     correction refitted at `dim` output dims (same method and parameters)."""
     if artifact is None:
@@ -177,7 +194,7 @@ def corrected_at(backbone, sentences, raw: np.ndarray, artifact, dim: int | None
     return Correction(artifact).apply(raw), artifact.id
 
 
-def served_vectors(settings, sts_dir: Path, dim: int | None = None) -> tuple[np.ndarray, str]:
+def served_vectors(settings: Settings, sts_dir: Path, dim: int | None = None) -> tuple[np.ndarray, str]:
     """Every STS-B sentence as the served index holds it (the bundled correction's search space), and its id."""
     backbone = build_backbone(settings)
     sentences = sts_sentences(sts_dir)
@@ -186,7 +203,14 @@ def served_vectors(settings, sts_dir: Path, dim: int | None = None) -> tuple[np.
 
 
 def run(
-    settings, sts_dir: Path, *, n: int, dim: int | None, queries: int, factory: str, progress: bool = True
+    settings: Settings,
+    sts_dir: Path,
+    *,
+    n: int,
+    dim: int | None,
+    queries: int,
+    factory: str,
+    progress: bool = True,
 ) -> dict[str, Any]:
     """Synthetic vectors shaped like the backbone's corrected STS-B vectors at `n`, and the real ones."""
     corrected, correction_id = served_vectors(settings, sts_dir, dim)

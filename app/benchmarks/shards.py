@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from app.benchmarks.search import K, served_vectors
 from app.benchmarks.streamed import scratch_dir
 from app.benchmarks.synthetic import GaussianMixture
 from app.benchmarks.throughput import percentile
+from app.core.config import Settings
 from app.core.stored_vectors import to_stored
 from app.index.builder import IndexBuilder
 from app.index.search_index import dense_hits
@@ -48,7 +50,7 @@ def store_documents(store: RedisStore, mixture: GaussianMixture, n: int) -> floa
     return time.perf_counter() - started
 
 
-def timed(search, queries: np.ndarray) -> tuple[list[float], list[list[str]]]:
+def timed(search: Callable[[np.ndarray], Any], queries: np.ndarray) -> tuple[list[float], list[list[str]]]:
     """Each query alone: seconds and the top-10 ids."""
     seconds, found = [], []
     for q in queries:
@@ -66,6 +68,8 @@ def latency(seconds: list[float]) -> dict[str, Any]:
 def killed_and_back(sharded: ShardedSearch, query: np.ndarray, shard: int) -> dict[str, Any]:
     """SIGKILL one shard's process; search until it answers again: what every answer said meanwhile."""
     before = sharded.status()[shard]
+    if before is None:
+        raise RuntimeError(f"shard {shard} does not answer before it is killed")
     os.kill(before["pid"], signal.SIGKILL)
     killed = time.monotonic()
     answers, missing = [], set()
@@ -89,7 +93,7 @@ def killed_and_back(sharded: ShardedSearch, query: np.ndarray, shard: int) -> di
     }
 
 
-def run(settings, sts_dir: Path, *, n: int, shards: int, nodes: int, queries: int) -> dict[str, Any]:
+def run(settings: Settings, sts_dir: Path, *, n: int, shards: int, nodes: int, queries: int) -> dict[str, Any]:
     """Store `n` documents, open them as `shards` Flat shards on `nodes` Ray nodes and as one exact index; compare
     their top-10 on `queries` queries and time both; kill a shard and time its return."""
     import ray
@@ -127,7 +131,9 @@ def run(settings, sts_dir: Path, *, n: int, shards: int, nodes: int, queries: in
             started = time.perf_counter()
             sharded = ShardedSearch(deploy(config, COLLECTION, shards))
             shards_s = time.perf_counter() - started
-            placed = sharded.status()
+            placed = [s for s in sharded.status() if s is not None]
+            if len(placed) != shards:
+                raise RuntimeError(f"{shards - len(placed)} of {shards} shards do not answer once deployed")
 
             threads = faiss.omp_get_max_threads()
             faiss.omp_set_num_threads(1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +37,14 @@ class StreamedBuild:
     build_s: float  # training, adding and calibrating; not drawing the vectors nor the exact search
     resident_bytes: int  # anonymous memory the index (FAISS structure and id maps) added to this process
 
-    def exact(self, keys) -> np.ndarray:
+    @property
+    def vector_index(self) -> VectorIndex:
+        """The index, once built."""
+        if self.index is None:
+            raise RuntimeError("measured before it was built")
+        return self.index
+
+    def exact(self, keys: Sequence[str]) -> np.ndarray:
         """Index keys -> their stored vectors as float32: what the service reads from Redis to re-rank."""
         return self.rows(np.fromiter((int(k) for k in keys), dtype=np.int64, count=len(keys)))
 
@@ -82,7 +90,7 @@ def streamed_build(
     return built
 
 
-def scratch_dir(parent: Path) -> tempfile.TemporaryDirectory:
+def scratch_dir(parent: Path) -> tempfile.TemporaryDirectory[str]:
     """Where the float16 copy goes (n x d x 2 bytes: 7.7 GB at 10M x 384), removed afterwards."""
     Path(parent).mkdir(parents=True, exist_ok=True)
     return tempfile.TemporaryDirectory(prefix="bench-search-", dir=parent)

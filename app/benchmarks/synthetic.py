@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import faiss
 import numpy as np
@@ -28,7 +29,7 @@ class GaussianMixture:
 
     @property
     def dim(self) -> int:
-        return self.means.shape[1]
+        return int(self.means.shape[1])
 
     @classmethod
     def fit(
@@ -48,8 +49,9 @@ class GaussianMixture:
         _, assign = kmeans.index.search(x, 1)
         assign = assign[:, 0]
         x64 = x.astype(np.float64)
+        centroids: Any = kmeans.centroids  # set by train(); faiss's stubs leave it optional
         means = np.stack(
-            [x64[assign == c].mean(axis=0) if np.any(assign == c) else kmeans.centroids[c] for c in range(components)]
+            [x64[assign == c].mean(axis=0) if np.any(assign == c) else centroids[c] for c in range(components)]
         )
         residual = x64 - means[assign]
         pooled = residual.T @ residual / max(n - components, 1)

@@ -45,19 +45,20 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-def batch_setter(backbone) -> Callable[[int], Callable[..., Any]]:
+def batch_setter(backbone: Any) -> Callable[[int], Callable[..., Any]]:
     """For in_process_limit(): the backbone's encode() with its batch size set to the one given."""
 
     def with_batch(size: int) -> Callable[..., Any]:
         backbone.batch_size = size
-        return backbone.encode
+        encode: Callable[..., Any] = backbone.encode
+        return encode
 
     return with_batch
 
 
 def in_process_limit(
-    encode_with_batch: Callable[[int], Callable[..., Any]], texts: list[str], batch_sizes=(32, 64, 128)
-):
+    encode_with_batch: Callable[[int], Callable[..., Any]], texts: list[str], batch_sizes: Sequence[int] = (32, 64, 128)
+) -> tuple[float, int]:
     """Best sentences/s of the backbone itself over a few batch sizes (length-sorted), and that size."""
     best = (0.0, batch_sizes[0])
     for size in batch_sizes:

@@ -16,7 +16,7 @@ from app.offline.retrieval import JudgedCorpus
 BATCH = 128
 
 
-def call(url: str, path: str, body: dict[str, Any] | None = None, method: str | None = None) -> tuple[int, object]:
+def call(url: str, path: str, body: dict[str, Any] | None = None, method: str | None = None) -> tuple[int, Any]:
     """Status and JSON answer of one request (the standard library's client: benchmarks install nothing)."""
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(

@@ -6,12 +6,16 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from tqdm import tqdm
 
 from app.cli.options import fail, guarded
+
+if TYPE_CHECKING:
+    import httpx
+
 
 Url = Annotated[str, typer.Option(help="The server, as a client reaches it.")]
 ApiKeyOption = Annotated[str | None, typer.Option(envvar="CE_API_KEY", help="Bearer token (a write key to import).")]
@@ -21,7 +25,7 @@ BATCH_DOCUMENTS = 200
 BATCH_BYTES = 4_000_000
 
 
-def _client(url: str, api_key: str | None):
+def _client(url: str, api_key: str | None) -> httpx.Client:
     import httpx  # only these commands and `verify --url` talk to a server
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -90,7 +94,7 @@ def import_collection(
     typer.echo(json.dumps({"collection": collection, **totals, "correction": report["correction"]}))
 
 
-def _post(http, path: str, body: bytes) -> dict[str, Any]:
+def _post(http: httpx.Client, path: str, body: bytes) -> dict[str, Any]:
     """One request, again after Retry-After while the new collection's backbone loads (503) or the server is busy."""
     for _ in range(120):
         response = http.post(path, content=body, headers={"Content-Type": "application/x-ndjson"})
@@ -99,4 +103,5 @@ def _post(http, path: str, body: bytes) -> dict[str, Any]:
         time.sleep(float(response.headers.get("Retry-After", "1")))
     if response.status_code != 200:
         raise fail(f"{response.status_code}: {response.text}", 2)
-    return response.json()
+    answer: dict[str, Any] = response.json()
+    return answer

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from app.cli.options import EXIT_BAD_INPUT, JsonOpt, fail, guarded, settings_for
+
+if TYPE_CHECKING:
+    from app.services.container import Services
+
 
 collections = typer.Typer(
     help="Named collections: each its own backbone, pooling, correction and index.", no_args_is_help=True
 )
 
 
-def _services():
+def _services() -> Services:
     """The service's parts a command needs to manage collections: no index is opened (a writer's view)."""
     from app.services.container import Services
 

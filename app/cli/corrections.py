@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import typer
@@ -13,6 +13,7 @@ from app.cli.offline import fit_here_or_on_ray, judged_sets, offline_backbone, t
 from app.cli.options import (
     EXIT_BAD_ARTIFACT,
     EXIT_BAD_INPUT,
+    METHOD_DEFAULTS,
     AddressOpt,
     CorpusOpt,
     EngineOpt,
@@ -58,7 +59,7 @@ def fit(
     corpus: FitCorpusOpt = None,
     collection: CollectionOpt = None,
     pooling: PoolingOpt = None,
-    options: MethodOptions = None,
+    options: MethodOptions = METHOD_DEFAULTS,
     out: OutOpt = None,
     publish: PublishOpt = False,
     tune_qrels: TuneQrelsOpt = None,
@@ -67,12 +68,12 @@ def fit(
     workers: WorkersOpt = 2,
 ) -> None:
     """Fit a correction (and the space search uses) on a corpus and write it as an artifact; prints its id."""
-    if (corpus is None) == (collection is None):
-        raise fail("give --corpus or --collection", EXIT_BAD_INPUT)
-    if collection is not None:
+    if collection is not None and corpus is None:
         from app.cli.collections import fit_collection
 
         return fit_collection(collection, options.method, options.params(), options, tune_qrels, out, publish)
+    if corpus is None or collection is not None:
+        raise fail("give --corpus or --collection", EXIT_BAD_INPUT)
     from app.correction.publication import write_artifact_file
     from app.offline.datasets import read_corpus
 
@@ -117,7 +118,7 @@ def evaluate(
     pairs: PairsOpt,
     fit_corpus: EvalCorpusOpt = None,
     pooling: PoolingOpt = None,
-    options: MethodOptions = None,
+    options: MethodOptions = METHOD_DEFAULTS,
     engine: EngineOpt = "local",
     address: AddressOpt = None,
     workers: WorkersOpt = 2,
@@ -186,7 +187,7 @@ def isotropy(
     check_compatible(fitted, backbone)
     texts = list(sample_rows(np.asarray(sentences, dtype=object), ISOTROPY_SAMPLE))
     vectors = encode_all(backbone, texts, desc="corpus")
-    result = {
+    result: dict[str, Any] = {
         "corpus": corpus.name,
         "pooling": backbone.pooling,
         "correction": fitted.id,

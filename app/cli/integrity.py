@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from app.cli.options import JsonOpt, fail, guarded, settings_for
+
+if TYPE_CHECKING:
+    from app.index.builder import IndexBuilder
+
 
 EXIT_DRIFT = 1
 
@@ -54,7 +58,8 @@ def _ask_server(url: str, collection: str, repair: bool, api_key: str | None) ->
     )
     if response.status_code != 200:
         raise fail(f"{response.status_code}: {response.text}", 2)
-    return response.json()
+    answer: dict[str, Any] = response.json()
+    return answer
 
 
 def _check_snapshot(collection: str, repair: bool) -> dict[str, Any]:
@@ -93,6 +98,6 @@ def _check_snapshot(collection: str, repair: bool) -> dict[str, Any]:
         services.close()
 
 
-def _empty(builder) -> dict[str, Any]:
+def _empty(builder: IndexBuilder) -> dict[str, Any]:
     count = builder.stored_count()
     return {"ok": True, "full": True, "stored": count, "dense": None, "lexical": None}

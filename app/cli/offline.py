@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from app.core.config import TUNE_PAIRS, Settings
 from app.core.names import ALSO_METHODS, Method
 from app.offline.encoding import RememberingBackbone
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from app.backbones.base import Backbone
+    from app.correction.artifact import CorrectionArtifact
+    from app.correction.selection import TuningPairs
+    from app.offline.search_tuning import JudgedSet
 
 
 def offline_backbone(settings: Settings) -> RememberingBackbone:
@@ -18,7 +28,14 @@ def offline_backbone(settings: Settings) -> RememberingBackbone:
     return RememberingBackbone(build_backbone(settings))
 
 
-def tuning_pairs(backbone, method: str, files: list[Path] | None, no_tune: bool, settings: Settings, evaluated=None):
+def tuning_pairs(
+    backbone: Backbone,
+    method: str,
+    files: list[Path] | None,
+    no_tune: bool,
+    settings: Settings,
+    evaluated: Path | None = None,
+) -> TuningPairs | None:
     """Encoded tuning pairs for `auto` (None for the other methods, or with --no-tune)."""
     if method != Method.AUTO or no_tune:
         return None
@@ -32,7 +49,7 @@ def tuning_pairs(backbone, method: str, files: list[Path] | None, no_tune: bool,
     return TuningPairs.concat([encode_pairs(backbone, read_pairs(f), name=Path(f).name) for f in files])
 
 
-def judged_sets(backbone, folders: list[Path] | None, settings: Settings):
+def judged_sets(backbone: Backbone, folders: list[Path] | None, settings: Settings) -> list[JudgedSet] | None:
     """Judged collections encoded for choosing or scoring a search space (None without folders); documents and
     queries are cached by content, so a second run encodes nothing."""
     if not folders:
@@ -43,15 +60,25 @@ def judged_sets(backbone, folders: list[Path] | None, settings: Settings):
 
     cache = settings.data_dir / "cache" / "retrieval"
 
-    def encode(texts: list[str], what: str):
+    def encode(texts: list[str], what: str) -> np.ndarray:
         return cached_encoding(lambda t: encode_all(backbone, t, desc=what), texts, backbone.fingerprint, cache)
 
     return read_judged(folders, encode)
 
 
 def fit_here_or_on_ray(
-    settings, backbone, sentences, method, params, source, tuning, engine, address, workers, judged=None
-):
+    settings: Settings,
+    backbone: Backbone,
+    sentences: Sequence[str],
+    method: str,
+    params: dict[str, Any],
+    source: str,
+    tuning: TuningPairs | None,
+    engine: str,
+    address: str | None,
+    workers: int,
+    judged: list[JudgedSet] | None = None,
+) -> CorrectionArtifact:
     """The same fit, with the corpus encoded here or by Ray actors whose statistics are reduced."""
     from app.offline.fit import ISOTROPY_SAMPLE, corpus_ref, fit_artifact, fit_from_stats, sample_rows
 

@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 import typer
 
@@ -68,6 +68,9 @@ SifAOpt = Annotated[float, typer.Option(min=1e-9, help="sif: a in the token weig
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 JsonLastOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object as the last line.")]
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 def fail(message: str, code: int) -> typer.Exit:
     """A one-line error on stderr and the exit code scripts test."""
@@ -75,14 +78,14 @@ def fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
-def guarded(fn: Callable[..., Any]) -> Callable:
+def guarded(fn: Callable[P, R]) -> Callable[P, R]:
     """Map input and artifact errors to a one-line message and an exit code scripts can test."""
     from app.api.errors import status_of
     from app.core.errors import ArtifactError, ServiceError, StoreUnavailable
     from app.offline.datasets import DataFileError
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except (DataFileError, ValueError) as exc:
@@ -175,10 +178,14 @@ def method_options(
     )
 
 
-def with_options(group: Callable[..., Any], name: str = "options") -> Callable[[Callable], Callable]:
+# What a command's `options` parameter holds by default; `with_options` replaces it with the parsed options.
+METHOD_DEFAULTS = method_options()
+
+
+def with_options(group: Callable[..., Any], name: str = "options") -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Give a command `group`'s parameters in place of its parameter `name`, which then receives `group(...)`."""
 
-    def decorate(command: Callable[..., Any]) -> Callable:
+    def decorate(command: Callable[..., R]) -> Callable[..., R]:
         signature = inspect.signature(command, eval_str=True)
         own = list(signature.parameters.values())
         grouped = list(inspect.signature(group, eval_str=True).parameters.values())
@@ -186,11 +193,11 @@ def with_options(group: Callable[..., Any], name: str = "options") -> Callable[[
         parameters = own[:at] + grouped + own[at + 1 :]
 
         @functools.wraps(command)
-        def wrapper(**kwargs):
+        def wrapper(**kwargs: Any) -> R:
             values = {p.name: kwargs.pop(p.name) for p in grouped}
             return command(**kwargs, **{name: group(**values)})
 
-        wrapper.__signature__ = signature.replace(parameters=parameters)  # what typer reads the options from
+        wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]  # typer reads it
         wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
         return wrapper
 

@@ -9,11 +9,17 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from app.cli.options import EXIT_BAD_INPUT, fail, guarded, settings_for
+
+if TYPE_CHECKING:
+    from app.core.config import Settings
+    from app.index.fusion import Candidates, Ranking
+    from app.services.collections.wiring import CollectionServices
+    from app.services.container import Services
 
 
 @guarded
@@ -35,9 +41,12 @@ def known_items(
     from app.offline.known_items import from_texts, known_items, write_beir
     from app.offline.retrieval import read_judged_corpus
 
-    if (data is None) == (corpus is None):
+    if data is not None and corpus is None:
+        base = read_judged_corpus(data)
+    elif corpus is not None and data is None:
+        base = from_texts(read_corpus(corpus))
+    else:
         raise fail("give one of --data (a BEIR folder) or --corpus (plain texts)", EXIT_BAD_INPUT)
-    base = read_judged_corpus(data) if data else from_texts(read_corpus(corpus))
     if docs is not None:
         base = replace(base, doc_ids=base.doc_ids[:docs], doc_texts=base.doc_texts[:docs])
     try:
@@ -77,14 +86,14 @@ def tune(
     typer.echo(json.dumps(record))
 
 
-def _judged(services, collection: str):
+def _judged(services: Services, collection: str) -> tuple[CollectionServices, dict[str, dict[str, int]]]:
     from app.offline.judged_ranking import judged_queries
 
     served = services.collections.get(collection).services
     return served, judged_queries(services.store.judgments.all(served.served.collection_key))
 
 
-def _tune_space(services, collection: str, publish: bool) -> dict[str, Any] | None:
+def _tune_space(services: Services, collection: str, publish: bool) -> dict[str, Any] | None:
     """The search space step: chosen on the stored raw vectors; published to the collection when kept."""
     from app.correction.publication import publish as publish_artifact
     from app.offline.collection_fit import stored_documents
@@ -110,7 +119,7 @@ def _tune_space(services, collection: str, publish: bool) -> dict[str, Any] | No
     return record
 
 
-def _tune_ranking(services, collection: str, publish: bool) -> dict[str, Any]:
+def _tune_ranking(services: Services, collection: str, publish: bool) -> dict[str, Any]:
     """The ranking step: chosen on candidate lists the collection's search service makes; published when kept."""
     from app.index.fusion import fuse
     from app.offline.judged_ranking import tune as tune_on
@@ -120,7 +129,7 @@ def _tune_ranking(services, collection: str, publish: bool) -> dict[str, Any]:
     index, search = served.served.current, served.search
     default = ranking_for(search.settings, index.correction)
 
-    def candidates(query: str, ranking):
+    def candidates(query: str, ranking: Ranking) -> Candidates:
         """The lists as /search makes them for `ranking`: its dense list searched again when it asks for feedback."""
         vector = served.embedding.in_space([query], index.search_correction)
         found, dense = search.candidates(index, query, vector, "hybrid", default.candidates, None)
@@ -139,7 +148,7 @@ def _tune_ranking(services, collection: str, publish: bool) -> dict[str, Any]:
 
 
 @contextmanager
-def tuning_services(settings) -> Iterator:
+def tuning_services(settings: Settings) -> Iterator[Services]:
     """The services on the server's Redis and ONNX graphs, with an index folder of their own (built from the store:
     a running server's snapshots are never written by this process), removed after."""
     from app.correction.publication import resolve_correction

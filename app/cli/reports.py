@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -26,6 +26,13 @@ from app.cli.options import (
 )
 from app.core.config import TUNE_PAIRS, get_settings
 from app.core.names import Method
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from app.backbones.base import Backbone
+    from app.correction.artifact import CorrectionArtifact
+
 
 ReportOutOpt = Annotated[
     Path | None,
@@ -52,7 +59,7 @@ def report(
     from app.backbones.huggingface import HuggingFaceBackbone
     from app.benchmarks.geometry import geometry_points
     from app.benchmarks.pooling_report import draw_pooling
-    from app.benchmarks.report import evaluate_methods, write_markdown
+    from app.benchmarks.report import PoolingResult, evaluate_methods, write_markdown
     from app.correction import Correction
     from app.offline.datasets import read_corpus, read_pairs
     from app.offline.encoding import encode_all, encode_pairs
@@ -61,7 +68,8 @@ def report(
     out = out or get_settings().data_dir / "report"
     out.mkdir(parents=True, exist_ok=True)
     corpus, test = read_corpus(fit_corpus), read_pairs(test_pairs)
-    results, plots = [], {}
+    results: list[PoolingResult] = []
+    plots: dict[str, dict[str, Path]] = {}
     for name in poolings(pooling):
         settings = settings_for(name)
         backbone = offline_backbone(settings)
@@ -69,7 +77,13 @@ def report(
         tuning = tuning_pairs(backbone, Method.AUTO, tune_pairs, False, settings, evaluated=test_pairs)
         test_vectors = encode_pairs(backbone, test, name=test_pairs.name)
 
-        def fit(method, params, backbone=backbone, vectors=vectors, tuning=tuning):
+        def fit(
+            method: str,
+            params: dict[str, Any],
+            backbone: Backbone = backbone,
+            vectors: np.ndarray = vectors,
+            tuning: Any = tuning,
+        ) -> CorrectionArtifact:
             return fit_from_vectors(backbone, corpus, vectors, method, params, fit_corpus.name, tuning=tuning)
 
         result = evaluate_methods(fit, test_vectors, name)
@@ -166,11 +180,17 @@ def compare(
         tuning = tuning_pairs(backbone, Method.AUTO, tune_pairs, not needs_tuning, settings, evaluated=test_pairs)
         test_raw = encode_all(backbone, test.left + test.right, desc=f"{name}: test pairs")
 
-        def fit(method, params, backbone=backbone, vectors=vectors, tuning=tuning):
+        def fit(
+            method: str,
+            params: dict[str, Any],
+            backbone: Backbone = backbone,
+            vectors: np.ndarray = vectors,
+            tuning: Any = tuning,
+        ) -> CorrectionArtifact:
             params = {**params, "max_seconds": flow_seconds} if method == Method.FLOW else params
             return fit_from_vectors(backbone, corpus, vectors, method, params, fit_corpus.name, tuning=tuning)
 
-        def correct(correction, texts, raw, backbone=backbone):
+        def correct(correction: Any, texts: list[str], raw: np.ndarray, backbone: Backbone = backbone) -> np.ndarray:
             return corrected_vectors(backbone, correction, texts, raw, progress=False)
 
         rows += compare_pooling(name, fit, correct, test, test_raw, methods)

@@ -52,7 +52,7 @@ def eval_search(
     data: DataOpt,
     pooling: opts.PoolingOpt = None,
     correction: CorrectionOpt = "served",
-    options: opts.MethodOptions = None,
+    options: opts.MethodOptions = opts.METHOD_DEFAULTS,
     fit_corpus: FitCorpusOpt = None,
     tune_qrels: opts.TuneQrelsOpt = None,
     space: SpaceOpt = "search",
@@ -76,7 +76,7 @@ def eval_search(
         settings = settings.model_copy(update={"search": search})
         return _eval_served(settings, data, mode, correction, as_json)
     backbone = offline_backbone(settings)
-    (judged,) = judged_sets(backbone, [data], settings)
+    (judged,) = judged_sets(backbone, [data], settings) or []
     artifact = _correction(correction, settings, backbone, options, fit_corpus, tune_qrels)
     if artifact is not None:
         check_compatible(artifact, backbone)
@@ -113,7 +113,7 @@ def _correction(
     )
 
 
-def _eval_served(settings, data: Path, mode: str, correction: str, as_json: bool) -> None:
+def _eval_served(settings: Settings, data: Path, mode: str, correction: str, as_json: bool) -> None:
     """`eval-search --mode`: the collection searched through the services /search runs."""
     from app.offline.retrieval import read_judged_corpus
     from app.offline.served_search import MODES, evaluate_served

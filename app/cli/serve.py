@@ -6,12 +6,17 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from app.cli.options import EXIT_BAD_INPUT, AddressOpt, EngineOpt, JsonLastOpt, WorkersOpt, fail, guarded
 from app.core.config import get_settings
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from app.services.documents import DocumentInput
 
 
 @guarded
@@ -84,7 +89,7 @@ def index_documents(
         services.close()
 
 
-def _index_on_ray(docs, address: str | None, workers: int) -> None:
+def _index_on_ray(docs: Sequence[DocumentInput], address: str | None, workers: int) -> None:
     """Ray actors encode and write to the shared Redis; this process only counts what is there."""
     from app.cli.offline import offline_backbone
     from app.offline.distributed import index_on_ray, ray_session
@@ -96,6 +101,8 @@ def _index_on_ray(docs, address: str | None, workers: int) -> None:
             written = index_on_ray(settings, docs, workers=workers)
     except ValueError as exc:
         raise fail(str(exc), EXIT_BAD_INPUT) from None
+    if settings.redis_url is None:
+        raise fail("--engine ray writes to the Redis CE_REDIS_URL names: set it", EXIT_BAD_INPUT)
     store = RedisStore.from_url(
         settings.redis_url, prefix=settings.key_prefix, wait_replicas=settings.redis_wait_replicas
     )

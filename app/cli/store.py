@@ -38,7 +38,11 @@ def copy_store(
         )
     total = keys_under(origin.client, prefix)
     with tqdm(total=total, desc="copy", unit=" keys") as bar:
-        copied = copy_keys(origin.client, destination.client, prefix, bar.update)
+
+        def advance(keys: int) -> None:
+            bar.update(keys)
+
+        copied = copy_keys(origin.client, destination.client, prefix, advance)
     documents = sum(1 for _ in destination.client.scan_iter(match=f"{prefix}:doc:*", count=1000))
     typer.echo(json.dumps({"copied": copied, "source_keys": total, "documents": documents}))
     origin.close()

@@ -21,6 +21,7 @@ from app.correction.artifact import CorrectionArtifact
 from app.correction.selection import MIN_GAIN, TuningPairs, gain_lower_bound
 from app.index.builder import IndexBuilder
 from app.offline.fit import fit_from_vectors, scored_on
+from app.offline.search_tuning import JudgedSet
 from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
 
@@ -76,7 +77,7 @@ def fit_collection_correction(
     params: dict[str, Any],
     general: CorrectionArtifact | None,
     tuning: TuningPairs | None,
-    judged: list[Any],
+    judged: list[JudgedSet] | None,
     say: Callable[[str], None],
 ) -> CorrectionArtifact | None:
     """A correction fitted on the collection's stored raw vectors; with `auto`, kept only if it clearly beats the
