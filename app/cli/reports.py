@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 
     from app.backbones.base import Backbone
     from app.correction.artifact import CorrectionArtifact
+    from app.correction.selection import TuningPairs
 
 
 ReportOutOpt = Annotated[
@@ -63,7 +66,6 @@ def report(
     from app.correction import Correction
     from app.offline.datasets import read_corpus, read_pairs
     from app.offline.encoding import encode_all, encode_pairs
-    from app.offline.fit import fit_from_vectors
 
     out = out or get_settings().data_dir / "report"
     out.mkdir(parents=True, exist_ok=True)
@@ -77,16 +79,7 @@ def report(
         tuning = tuning_pairs(backbone, Method.AUTO, tune_pairs, False, settings, evaluated=test_pairs)
         test_vectors = encode_pairs(backbone, test, name=test_pairs.name)
 
-        def fit(
-            method: str,
-            params: dict[str, Any],
-            backbone: Backbone = backbone,
-            vectors: np.ndarray = vectors,
-            tuning: Any = tuning,
-        ) -> CorrectionArtifact:
-            return fit_from_vectors(backbone, corpus, vectors, method, params, fit_corpus.name, tuning=tuning)
-
-        result = evaluate_methods(fit, test_vectors, name)
+        result = evaluate_methods(_fitter(backbone, corpus, vectors, fit_corpus.name, tuning), test_vectors, name)
         results.append(result)
         adapted_vectors = None
         if adapted is not None:
@@ -163,7 +156,6 @@ def compare(
     from app.benchmarks.compare import COMPARE_METHODS, as_records, compare_pooling, markdown_table
     from app.offline.datasets import read_corpus, read_pairs
     from app.offline.encoding import corrected_vectors, encode_all
-    from app.offline.fit import fit_from_vectors
 
     methods = [m for m in COMPARE_METHODS if not method or m[1] in method]
     known = [name for _, name, _ in COMPARE_METHODS]
@@ -180,22 +172,31 @@ def compare(
         tuning = tuning_pairs(backbone, Method.AUTO, tune_pairs, not needs_tuning, settings, evaluated=test_pairs)
         test_raw = encode_all(backbone, test.left + test.right, desc=f"{name}: test pairs")
 
-        def fit(
-            method: str,
-            params: dict[str, Any],
-            backbone: Backbone = backbone,
-            vectors: np.ndarray = vectors,
-            tuning: Any = tuning,
-        ) -> CorrectionArtifact:
-            params = {**params, "max_seconds": flow_seconds} if method == Method.FLOW else params
-            return fit_from_vectors(backbone, corpus, vectors, method, params, fit_corpus.name, tuning=tuning)
-
-        def correct(correction: Any, texts: list[str], raw: np.ndarray, backbone: Backbone = backbone) -> np.ndarray:
-            return corrected_vectors(backbone, correction, texts, raw, progress=False)
-
+        fit = _fitter(backbone, corpus, vectors, fit_corpus.name, tuning, flow_seconds=flow_seconds)
+        correct = partial(corrected_vectors, backbone, progress=False)
         rows += compare_pooling(name, fit, correct, test, test_raw, methods)
         typer.echo(f"{name}: " + ", ".join(f"{r.label} {r.spearman:.2f}" for r in rows if r.pooling == name), err=True)
     if as_json:
         typer.echo(json.dumps({"fit": fit_corpus.name, "test": test_pairs.name, "rows": as_records(rows)}))
     else:
         typer.echo(markdown_table(rows))
+
+
+def _fitter(
+    backbone: Backbone,
+    corpus: list[str],
+    vectors: np.ndarray,
+    source: str,
+    tuning: TuningPairs | None,
+    *,
+    flow_seconds: float | None = None,
+) -> Callable[[str, dict[str, Any]], CorrectionArtifact]:
+    """`fit(method, params)` on one pooling's encoded corpus, as the report and the comparison fit every method."""
+    from app.offline.fit import fit_from_vectors
+
+    def fit(method: str, params: dict[str, Any]) -> CorrectionArtifact:
+        if method == Method.FLOW and flow_seconds is not None:
+            params = {**params, "max_seconds": flow_seconds}
+        return fit_from_vectors(backbone, corpus, vectors, method, params, source, tuning=tuning)
+
+    return fit

@@ -18,6 +18,7 @@ from app.index.rerank import ExactVectors, rescored
 from app.index.rwlock import ReadWriteLock
 
 ADD_CHUNK = 100_000
+Hits = list[list[tuple[str, float]]]  # per query, (id, cosine) best first
 
 
 class IndexCorrupt(Exception):
@@ -64,25 +65,14 @@ class VectorIndex:
         doc_ids: Sequence[str],
         vectors: np.ndarray,
         *,
-        factory: str = "auto",
-        correction_id: str | None = None,
-        recall: float = 0.95,
-        depth: SearchDepth | None = None,
         seed: int = 0,
         progress: bool = False,
+        **options: Any,
     ) -> VectorIndex:
-        """An index sized for these vectors: trained on a sample, filled, search parameters calibrated."""
+        """An index sized for these vectors: trained on a sample, filled, search parameters calibrated (`options`: the
+        constructor's: factory, correction_id, recall, depth)."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        index = cls.sized(
-            dim,
-            len(doc_ids),
-            vectors,
-            factory=factory,
-            correction_id=correction_id,
-            recall=recall,
-            depth=depth,
-            seed=seed,
-        )
+        index = cls.sized(dim, len(doc_ids), vectors, seed=seed, **options)
         bar = tqdm(total=len(doc_ids), desc=f"index {index.factory}", unit="vec", disable=not progress, leave=False)
         with bar:
             for start in range(0, len(doc_ids), ADD_CHUNK):
@@ -200,7 +190,7 @@ class VectorIndex:
 
     def search(
         self, queries: np.ndarray, k: int, *, allowed: Collection[str] | None = None, exact: ExactVectors | None = None
-    ) -> list[list[tuple[str, float]]]:
+    ) -> Hits:
         """Top-k (id, score) per query, best first; `allowed` restricts the candidates to those ids. A compressed
         index given `exact` (the stored vectors) re-scores its top `rerank` candidates with them."""
         queries = np.ascontiguousarray(queries, dtype=np.float32)
@@ -232,13 +222,11 @@ class VectorIndex:
             return [rescored(row, q, exact, k) for row, q in zip(rows, queries, strict=True)]
         return rows
 
-    def _unfiltered(self, queries: np.ndarray, depth: int, params: dict[str, int]) -> list[list[tuple[str, float]]]:
+    def _unfiltered(self, queries: np.ndarray, depth: int, params: dict[str, int]) -> Hits:
         selector, _, _alive = self._selector(None)  # `_alive`: what the selector points into, kept until it ran
         return self._search(queries, depth, selector, params, 1.0)
 
-    def _search(
-        self, queries: np.ndarray, k: int, selector: Any, params: dict[str, int], widen: float
-    ) -> list[list[tuple[str, float]]]:
+    def _search(self, queries: np.ndarray, k: int, selector: Any, params: dict[str, int], widen: float) -> Hits:
         found = self._index.search(queries, k, params=search_parameters(self._index, params, selector, widen=widen))
         return filtered.rows_of(self._doc_of, *found)
 
