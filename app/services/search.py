@@ -219,7 +219,7 @@ class SearchService(OnCollection):
     def candidates(
         self,
         index: SearchIndex,
-        query: str,
+        text: str,
         vector: np.ndarray,
         mode: str,
         depth: int,
@@ -231,7 +231,7 @@ class SearchService(OnCollection):
         serving cannot drift apart. Where the source has the stored vectors, the collection's scale of cosines is
         measured (the source's own scale: its index's, or its shards' together)."""
         dense = self.dense.search(index, vector, depth, allowed, where) if mode != "lexical" else DenseList()
-        lexical = self.lexical.search(index, query, depth, allowed, where) if mode != "dense" else LexicalList()
+        lexical = self.lexical.search(index, text, depth, allowed, where) if mode != "dense" else LexicalList()
         confidence = 1.0
         if mode == "hybrid" and dense.hits and (scale := self.dense.scale(index)) is not None:
             confidence = scale.confidence(dense.hits[0][1])
@@ -241,7 +241,7 @@ class SearchService(OnCollection):
     def _hits(
         self,
         index: SearchIndex,
-        query: np.ndarray,
+        vector: np.ndarray,
         ranked: list[tuple[str, float]],
         cosines: dict[str, float],
         best: dict[str, int],
@@ -257,7 +257,7 @@ class SearchService(OnCollection):
             for (doc_id, rank_score), record in zip(run, records, strict=True):
                 if record is None:
                     continue
-                cosine, n, passage = exact_cosine(self._served.builder.vectors, index, record, query, cosines, best)
+                cosine, n, passage = exact_cosine(self._served.builder.vectors, index, record, vector, cosines, best)
                 if threshold is not None and cosine < threshold:
                     continue
                 out.append(
@@ -281,7 +281,7 @@ def exact_cosine(
     vectors: DocumentVectors,
     index: SearchIndex,
     record: DocumentRecord,
-    query: np.ndarray,
+    vector: np.ndarray,
     cosines: dict[str, float],
     best: dict[str, int],
 ) -> tuple[float, int, tuple[int, int] | None]:
@@ -292,6 +292,6 @@ def exact_cosine(
         n = best.get(record.id, 0)
         return float(cosines[record.id]), n, (spans[n] if len(spans) > 1 else None)
     _, rows = vectors.passage_vectors([record], index.correction)
-    scores = rows @ query
+    scores = rows @ vector
     n = int(np.argmax(scores))
     return float(scores[n]), n, (spans[n] if len(spans) > 1 else None)
