@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,23 +50,14 @@ def _hashed(value: Any, exact: bool = False) -> bytes:
     return np.ascontiguousarray(value).tobytes()
 
 
-def content_id(
-    method: str,
-    params: dict[str, Any],
-    backbone: BackboneRef,
-    corpus: CorpusRef,
-    mu: np.ndarray,
-    W: np.ndarray,
-    arrays: dict[str, np.ndarray],
-    *,
-    exact: bool = False,
-) -> str:
+def content_id(artifact: CorrectionArtifact, *, exact: bool = False) -> str:
     """`{method}-{hash}` of what the correction is: refitting the same thing, here or elsewhere, gives the same id."""
-    content = hashlib.sha256(_hashed(mu, exact) + _hashed(W, exact))
-    for name, value in sorted(arrays.items()):
+    a = artifact
+    content = hashlib.sha256(_hashed(a.mu, exact) + _hashed(a.W, exact))
+    for name, value in sorted(a.arrays.items()):
         content.update(name.encode() + _hashed(value, exact))
-    content.update(json.dumps([method, params, asdict(backbone), asdict(corpus)], sort_keys=True).encode())
-    return f"{method}-{content.hexdigest()[:12]}"
+    content.update(json.dumps([a.method, a.params, asdict(a.backbone), asdict(a.corpus)], sort_keys=True).encode())
+    return f"{a.method}-{content.hexdigest()[:12]}"
 
 
 @dataclass(frozen=True)
@@ -105,7 +96,7 @@ class CorrectionArtifact:
         if mu.shape != (backbone.dim,) or W.ndim != 2 or W.shape[0] != backbone.dim:
             raise ValueError(f"mu {mu.shape} and W {W.shape} do not fit backbone dim {backbone.dim}")
         arrays = {k: np.ascontiguousarray(v) for k, v in sorted((arrays or {}).items())}
-        return cls(
+        made = cls(
             method=method,
             params=dict(params),
             backbone=backbone,
@@ -113,10 +104,10 @@ class CorrectionArtifact:
             mu=mu,
             W=W,
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            id=content_id(method, params, backbone, corpus, mu, W, arrays),
             extra=dict(extra or {}),
             arrays=arrays,
         )
+        return replace(made, id=content_id(made))
 
     @property
     def out_dim(self) -> int:
@@ -197,7 +188,6 @@ class CorrectionArtifact:
                 raise ArtifactFormatError(f"artifact {self.id!r}: {name} holds values that are not finite")
         if why := check_search_arrays(self.arrays, dim):
             raise ArtifactFormatError(f"artifact {self.id!r}: {why}")
-        content = (self.method, self.params, self.backbone, self.corpus, self.mu, self.W, self.arrays)
-        expected = content_id(*content)
-        if self.id not in (expected, content_id(*content, exact=True)):  # exact: an artifact made before rounding
+        expected = content_id(self)
+        if self.id not in (expected, content_id(self, exact=True)):  # exact: an artifact made before rounding
             raise ArtifactFormatError(f"artifact {self.id!r}: its id is not the hash of its content ({expected})")

@@ -17,9 +17,19 @@ from app.index.search_index import SearchIndex, dense_hits
 if TYPE_CHECKING:
     from app.index.document_vectors import DocumentVectors
 
-Selected = Collection[str]  # the documents a filter leaves (index/filters), searched among
-Where = Filter  # a parsed metadata filter, for shards that match it themselves
 StoredVectors = Callable[[Sequence[str]], np.ndarray]  # index keys -> their vectors in the search space
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which documents a search may return: those a filter selected here (`allowed`), or the filter itself for
+    shards that match it on their own documents (`where`); neither: every document."""
+
+    allowed: Collection[str] | None = None
+    where: Filter | None = None
+
+
+EVERY = Scope()
 
 
 @dataclass(frozen=True)
@@ -34,14 +44,7 @@ class DenseList:
 
 
 class DenseSource(Protocol):
-    def search(
-        self,
-        index: SearchIndex,
-        vector: np.ndarray,
-        depth: int,
-        allowed: Selected | None = None,
-        where: Where | None = None,
-    ) -> DenseList: ...
+    def search(self, index: SearchIndex, vector: np.ndarray, depth: int, scope: Scope = EVERY) -> DenseList: ...
 
     def scale(self, index: SearchIndex) -> DenseScale | None:
         """The collection's range of cosines (index/dense_scale), measured again once it has grown or shrunk."""
@@ -53,17 +56,10 @@ class LocalDense:
     def __init__(self, vectors: DocumentVectors):
         self.vectors = vectors
 
-    def search(
-        self,
-        index: SearchIndex,
-        vector: np.ndarray,
-        depth: int,
-        allowed: Selected | None = None,
-        where: Where | None = None,
-    ) -> DenseList:
+    def search(self, index: SearchIndex, vector: np.ndarray, depth: int, scope: Scope = EVERY) -> DenseList:
         stored = self.vectors.exact_vectors(index.correction, index.dense.dim)
         with span("index.dense_search", depth=depth, size=len(index.dense)):
-            hits, best = dense_hits(index, vector, depth, allowed, stored if index.dense.lossy else None)
+            hits, best = dense_hits(index, vector, depth, scope.allowed, stored if index.dense.lossy else None)
         return DenseList(hits, best, stored=stored)
 
     def scale(self, index: SearchIndex) -> DenseScale | None:

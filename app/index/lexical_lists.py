@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.core.tracing import span
-from app.index.dense_lists import Selected, Where
+from app.index.dense_lists import EVERY, Scope
 from app.index.search_index import SearchIndex
 
 
@@ -21,18 +21,14 @@ class LexicalList:
 
 
 class LexicalSource(Protocol):
-    def search(
-        self, index: SearchIndex, query: str, depth: int, allowed: Selected | None = None, where: Where | None = None
-    ) -> LexicalList: ...
+    def search(self, index: SearchIndex, query: str, depth: int, scope: Scope = EVERY) -> LexicalList: ...
 
 
 class LocalLexical:
     """The collection's own lexical index (none in a writer: no list)."""
 
-    def search(
-        self, index: SearchIndex, query: str, depth: int, allowed: Selected | None = None, where: Where | None = None
-    ) -> LexicalList:
+    def search(self, index: SearchIndex, query: str, depth: int, scope: Scope = EVERY) -> LexicalList:
         if index.lexical is None:
             return LexicalList()
         with span("index.lexical_search", depth=depth):
-            return LexicalList(*index.lexical.search_covered(query, depth, allowed=allowed))
+            return LexicalList(*index.lexical.search_covered(query, depth, allowed=scope.allowed))

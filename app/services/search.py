@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,13 +15,14 @@ from starlette.concurrency import run_in_threadpool
 from app.core.config import Settings
 from app.core.errors import InvalidInput
 from app.correction.pipeline import project
-from app.index.dense_lists import DenseList, DenseSource, LocalDense, Selected, Where
+from app.index.dense_lists import DenseList, DenseSource, LocalDense, Scope
 from app.index.document_vectors import DocumentVectors
 from app.index.feedback import rocchio
 from app.index.filtered_search import Allowed
 from app.index.fusion import Candidates, Ranking, explanations, fuse
 from app.index.lexical_lists import LexicalList, LexicalSource, LocalLexical
 from app.index.live import ServedIndex
+from app.index.metadata_filter import Filter
 from app.index.mmr import mmr_order
 from app.index.passages import passage_key, stored_spans
 from app.index.search_index import SearchIndex
@@ -204,7 +206,7 @@ class SearchService(OnCollection):
         dense: DenseList,
         ranking: Ranking,
         depth: int,
-        allowed: Selected | None,
+        allowed: Collection[str] | None,
     ) -> tuple[Candidates, list[str]]:
         """The dense list searched again with the query moved toward the first results' best passages (Rocchio),
         and which documents those were; the lexical list and the dense confidence stay the query's own."""
@@ -213,7 +215,7 @@ class SearchService(OnCollection):
             return found, []
         rows = dense.stored([passage_key(doc_id, dense.best.get(doc_id, 0)) for doc_id in top])
         moved = rocchio(vector[0], rows[~np.isnan(rows).any(axis=1)], ranking.feedback_weight)
-        again = self.dense.search(index, moved[None, :], depth, allowed)
+        again = self.dense.search(index, moved[None, :], depth, Scope(allowed))
         return replace(found, dense=again.hits), top
 
     def candidates(
@@ -223,15 +225,16 @@ class SearchService(OnCollection):
         vector: np.ndarray,
         mode: str,
         depth: int,
-        allowed: Selected | None,
-        where: Where | None = None,
+        allowed: Collection[str] | None,
+        where: Filter | None = None,
     ) -> tuple[Candidates, DenseList]:
         """The lists `mode` fuses, with what calibrated fusion weighs them by, and the dense list as its source gave
         it (each document's best passage, missing shards): what `fit --tune-qrels` fuses every way, so tuning and
         serving cannot drift apart. Where the source has the stored vectors, the collection's scale of cosines is
         measured (the source's own scale: its index's, or its shards' together)."""
-        dense = self.dense.search(index, vector, depth, allowed, where) if mode != "lexical" else DenseList()
-        lexical = self.lexical.search(index, text, depth, allowed, where) if mode != "dense" else LexicalList()
+        scope = Scope(allowed, where)
+        dense = self.dense.search(index, vector, depth, scope) if mode != "lexical" else DenseList()
+        lexical = self.lexical.search(index, text, depth, scope) if mode != "dense" else LexicalList()
         confidence = 1.0
         if mode == "hybrid" and dense.hits and (scale := self.dense.scale(index)) is not None:
             confidence = scale.confidence(dense.hits[0][1])

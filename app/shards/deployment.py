@@ -22,10 +22,11 @@ from app.correction.pipeline import Correction
 from app.index import global_bm25
 from app.index.builder import IndexBuilder
 from app.index.calibration import SearchDepth
-from app.index.dense_lists import LocalDense, Where
+from app.index.dense_lists import LocalDense, Scope
 from app.index.global_bm25 import LexicalStatistics
 from app.index.lexical import Analyzer, LexicalIndex
 from app.index.live import LiveIndex
+from app.index.metadata_filter import Filter
 from app.index.shards import Shard
 from app.store.keys import parts_of
 from app.store.redis_store import RedisStore
@@ -144,7 +145,7 @@ class IndexShard:
         return self._correction(current) if current and current != serving_id else None
 
     def search(
-        self, vector: np.ndarray, depth: int, correction_id: str | None = None, where: Where | None = None
+        self, vector: np.ndarray, depth: int, correction_id: str | None = None, where: Filter | None = None
     ) -> tuple[list[tuple[str, float]], dict[str, int], int]:
         """This shard's top `depth` documents by their best passage (matching `where`), which passage that was, and
         how many documents it holds; ShardBehind if the query is in another correction's space than this shard's."""
@@ -152,7 +153,7 @@ class IndexShard:
         if correction_id != index.correction_id:
             raise ShardBehind(f"{self.shard.name} serves {index.correction_id}, the query is for {correction_id}")
         allowed = index.fields.matching(where) if where is not None else None
-        found = LocalDense(self.served.builder.vectors).search(index, vector, depth, allowed)
+        found = LocalDense(self.served.builder.vectors).search(index, vector, depth, Scope(allowed))
         return found.hits, found.best, index.documents
 
     def neighbours(self, vectors: np.ndarray, depth: int, correction_id: str | None) -> list[list[tuple[str, float]]]:
@@ -168,7 +169,7 @@ class IndexShard:
         return global_bm25.statistics(self._lexical(), text).to_dict()
 
     def search_lexical(
-        self, text: str, depth: int, where: Where | None, total: dict[str, Any]
+        self, text: str, depth: int, where: Filter | None, total: dict[str, Any]
     ) -> tuple[list[tuple[str, float]], dict[str, float]]:
         """This shard's top `depth` by BM25 under the collection's statistics `total`, each hit's share of idf."""
         index = self.served.current

@@ -14,11 +14,12 @@ import numpy as np
 
 from app.core.errors import NotReady
 from app.core.tracing import span
-from app.index.dense_lists import DenseList, Selected, Where
+from app.index.dense_lists import EVERY, DenseList, Scope
 from app.index.dense_scale import DenseScale, measured
 from app.index.document_vectors import DocumentVectors
 from app.index.global_bm25 import LexicalStatistics
 from app.index.lexical_lists import LexicalList
+from app.index.metadata_filter import Filter
 from app.index.passages import passage_key
 from app.index.search_index import SearchIndex
 from app.index.shards import merged
@@ -66,7 +67,7 @@ class ShardedSearch:
         return answers, missing
 
     def search(
-        self, vector: np.ndarray, depth: int, correction_id: str | None = None, where: Where | None = None
+        self, vector: np.ndarray, depth: int, correction_id: str | None = None, where: Filter | None = None
     ) -> ShardedHits:
         """The top `depth` documents (matching `where`) of the shards that answered, with those that did not; each
         shard answers only in `correction_id`'s space."""
@@ -86,7 +87,7 @@ class ShardedSearch:
             raise NotReady(f"shards {missing} did not answer", retry_after=5)
         return [merged([rows[i] for _, rows in answers], depth) for i in range(len(vectors))]
 
-    def search_lexical(self, text: str, depth: int, where: Where | None = None) -> LexicalList:
+    def search_lexical(self, text: str, depth: int, where: Filter | None = None) -> LexicalList:
         """The top `depth` documents by BM25 over every shard as one index would score them: the shards' statistics
         added up first, then each shard's top scored with them (a shard missing from either step is named)."""
         counted, missing = self._ask("lexical_statistics", text)
@@ -118,11 +119,9 @@ class ShardedLexical:
     def __init__(self, shards: ShardedSearch):
         self.shards = shards
 
-    def search(
-        self, index: SearchIndex, query: str, depth: int, allowed: Selected | None = None, where: Where | None = None
-    ) -> LexicalList:
+    def search(self, index: SearchIndex, query: str, depth: int, scope: Scope = EVERY) -> LexicalList:
         with span("index.sharded_lexical_search", depth=depth):
-            found = self.shards.search_lexical(query, depth, where)
+            found = self.shards.search_lexical(query, depth, scope.where)
         if len(found.missing) == len(self.shards.handles):
             raise NotReady("no shard of the index answers; they are restarting", retry_after=5)
         return found
@@ -157,16 +156,9 @@ class ShardedDense:
             self._scale = (index.correction_id, scale)
         return scale
 
-    def search(
-        self,
-        index: SearchIndex,
-        vector: np.ndarray,
-        depth: int,
-        allowed: Selected | None = None,
-        where: Where | None = None,
-    ) -> DenseList:
+    def search(self, index: SearchIndex, vector: np.ndarray, depth: int, scope: Scope = EVERY) -> DenseList:
         with span("index.sharded_search", depth=depth):
-            found = self.shards.search(vector, depth, index.correction_id, where)
+            found = self.shards.search(vector, depth, index.correction_id, scope.where)
         if len(found.missing) == len(self.shards.handles):
             raise NotReady("no shard of the index answers; they are restarting", retry_after=5)
         self._held = None if found.missing else found.held

@@ -141,5 +141,5 @@ def test_an_artifact_named_before_ids_were_rounded_still_loads(artifact_factory,
     from app.correction.artifact import content_id
 
     a = artifact_factory(vectors, alpha=0.5)
-    legacy = replace(a, id=content_id(a.method, a.params, a.backbone, a.corpus, a.mu, a.W, a.arrays, exact=True))
+    legacy = replace(a, id=content_id(a, exact=True))
     assert legacy.id != a.id and CorrectionArtifact.from_bytes(legacy.to_bytes()).id == legacy.id
