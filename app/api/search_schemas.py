@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
+from app.api.document_set_schemas import DocumentId
 from app.api.filter_schemas import FILTER_DESCRIPTION, MetadataFilter
 from app.api.openapi import served
 from app.api.schemas import Strict, Text
@@ -33,6 +34,8 @@ DESCRIBE = {
     "mmr": 'Maximal marginal relevance: {"lambda": 0.5, "fetch_k": 50} re-orders the first fetch_k results so each '
     "next one is relevant (its cosine, weighed by lambda) and unlike those before it (1 - lambda); lambda 1 keeps "
     "the ranking's order.",
+    "like": "More like this stored document (its id): its text is the lexical query and the mean of its passages' "
+    "vectors the dense one, ranked as any query is; the document itself is left out. Alone: without q or vector.",
     "feedback": 'Pseudo-relevance feedback: {"docs": m, "weight": beta} moves the query vector toward the first m '
     "results' best passages (Rocchio) and searches the dense index again; false turns it off; default: the "
     "collection's.",
@@ -56,7 +59,14 @@ MAX_VECTOR = 4096
 
 class SearchRequest(Strict):
     model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"anyOf": [{"required": ["q"]}, {"required": ["vector"]}]}
+        extra="forbid",
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["q"], "not": {"required": ["like"]}},
+                {"required": ["vector"], "not": {"required": ["like"]}},
+                {"required": ["like"], "not": {"anyOf": [{"required": ["q"]}, {"required": ["vector"]}]}},
+            ]
+        },
     )
 
     q: Text | None = Field(None, description="The query text; leave it out to search by `vector` alone.")
@@ -66,6 +76,7 @@ class SearchRequest(Strict):
         max_length=MAX_VECTOR,
         description="Search by this vector (its dense list; with `q` too, the lexical list is the text's).",
     )
+    like: DocumentId | None = Field(None, description=DESCRIBE["like"])
     vector_space: VectorSpace = Field(
         "search",
         description="search: the vector is in the collection's search space (as `include_vectors` returns them); "
@@ -89,8 +100,10 @@ class SearchRequest(Strict):
 
     @model_validator(mode="after")
     def _within_depth(self) -> SearchRequest:
-        if self.q is None and self.vector is None:
-            raise ValueError("send q (a text), vector, or both")
+        if self.like is not None and (self.q is not None or self.vector is not None):
+            raise ValueError("like stands alone: send q, vector, or like")
+        if self.q is None and self.vector is None and self.like is None:
+            raise ValueError("send q (a text), vector, both, or like (a stored document's id)")
         if self.offset + self.k > MAX_CANDIDATES:
             raise ValueError(f"offset + k must be at most {MAX_CANDIDATES}, got {self.offset + self.k}")
         return self
@@ -113,6 +126,7 @@ class SearchRequest(Strict):
             explain=self.explain,
             include_vectors=self.include_vectors,
             diversity=Diversity(self.mmr.lambda_, self.mmr.fetch_k) if self.mmr else None,
+            like=self.like,
             **ranking,
         )
 
@@ -184,7 +198,8 @@ class SearchSpaceOut(BaseModel):
 
 
 class SearchResponse(BaseModel):
-    query: str | None = Field(description="The query text (None for a search by vector alone).")
+    query: str | None = Field(description="The query text (None for a search by vector alone, or `like`).")
+    like: str | None = Field(None, description="The stored document searched like, when asked.")
     correction: str | None = Field(description="Id of the correction artifact; it holds the search space too.")
     search_space: SearchSpaceOut
     ranking: RankingOut

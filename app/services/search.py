@@ -6,17 +6,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from starlette.concurrency import run_in_threadpool
 
 from app.core.config import Settings
-from app.core.errors import InvalidInput
+from app.core.errors import InvalidInput, NotFound
 from app.correction.pipeline import project
 from app.index.dense_lists import DenseList, DenseSource, LocalDense, Scope
-from app.index.document_vectors import DocumentVectors
 from app.index.feedback import rocchio
 from app.index.filtered_search import Allowed
 from app.index.fusion import Candidates, Ranking, explanations, fuse
@@ -24,38 +23,14 @@ from app.index.lexical_lists import LexicalList, LexicalSource, LocalLexical
 from app.index.live import ServedIndex
 from app.index.metadata_filter import Filter
 from app.index.mmr import mmr_order
-from app.index.passages import passage_key, stored_spans
+from app.index.passages import passage_key
 from app.index.search_index import SearchIndex
-from app.services.documents import Document
 from app.services.embedding import EmbeddingService
 from app.services.on_collection import OnCollection
 from app.services.ranking_choice import ranking_for
+from app.services.search_hits import SearchHit, SearchResult, exact_cosine
 from app.services.search_query import SearchQuery
-from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
-
-
-@dataclass(frozen=True)
-class SearchHit(Document):
-    score: float = 0.0  # cosine of the best passage, in the search space
-    rank_score: float = 0.0  # what ordered the results: the cosine, the BM25 score or the fused score
-    lexical_score: float | None = None  # BM25, when the lexical list had it among its candidates
-    passage: tuple[int, int] | None = None  # the best passage's character span, for a document of several
-    explanation: dict[str, Any] | None = (
-        None  # asked with `explain`: each list's rank and score, what the fused score took
-    )
-    passage_index: int = 0  # which passage is the best (0 for a document of one)
-    vector: list[float] | None = None  # asked with `include_vectors`: the best passage's, in the search space
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """What a search found, and how: the space it ran in (with its correction), the ranking, missing shards."""
-
-    hits: list[SearchHit]
-    space: dict[str, Any]
-    ranking: dict[str, Any]
-    missing_shards: list[int]
 
 
 class SearchService(OnCollection):
@@ -99,12 +74,13 @@ class SearchService(OnCollection):
             raise InvalidInput(f"k must be within [1, {self.settings.max_k}], got {query.k}")
         if query.text is None and query.vector is None:
             raise InvalidInput("send q (a text), vector, or both")
-        if query.text is not None:
+        if query.text is None:
+            if (query.mode or "dense") != "dense":
+                raise InvalidInput(f"a search by vector alone ranks dense only: send q too for {query.mode} mode")
+        elif query.like is None:  # a stored document's text was checked when it was added
             if not query.text.strip():
                 raise InvalidInput("q must not be empty or whitespace only")
             self._embedding.check_texts([query.text], "q")
-        elif (query.mode or "dense") != "dense":
-            raise InvalidInput(f"a search by vector alone ranks dense only: send q too for {query.mode} mode")
         if query.score_threshold is not None and not -1.0 <= query.score_threshold <= 1.0:
             raise InvalidInput(f"score_threshold is a cosine: within [-1, 1], got {query.score_threshold}")
         if query.vector is not None:
@@ -116,25 +92,39 @@ class SearchService(OnCollection):
 
     def search(self, query: SearchQuery) -> SearchResult:
         """Top-k documents (see `rank`), the query encoded on this thread: for the command line and benchmarks."""
-        index = self._index_for(query)
+        index, query = self._prepared(query)
         if query.vector is not None:
             return self.rank(index, query, self.mapped_vector(index, query))
         return self.rank(index, query, self._embedding.in_space([query.words], index.search_correction))
 
     async def search_async(self, query: SearchQuery) -> SearchResult:
         """Top-k documents (see `rank`): the query encoded like /embed's texts, the indexes read off the loop."""
-        index = self._index_for(query)
+        index, query = await run_in_threadpool(self._prepared, query) if query.like else self._prepared(query)
         if query.vector is not None:
             vector = self.mapped_vector(index, query)
         else:
             vector = await self._embedding.in_space_async([query.words], index.search_correction)
         return await run_in_threadpool(self.rank, index, query, vector)
 
-    def _index_for(self, query: SearchQuery) -> SearchIndex:
-        """The request checked, and the one index the whole query uses: its correction and its indexes agree."""
+    def _prepared(self, query: SearchQuery) -> tuple[SearchIndex, SearchQuery]:
+        """The request checked, and the one index the whole query uses (its correction and its indexes agree); a
+        query `like` a stored document takes that document's text and vector, read in that index's space."""
         index = self._served.current
+        if query.like is not None:
+            query = self._liked(index, query)
         self._check(query, index)
-        return index
+        return index, query
+
+    def _liked(self, index: SearchIndex, query: SearchQuery) -> SearchQuery:
+        """More like a stored document (Elasticsearch's more_like_this): its whole text is the lexical query, and the
+        mean of its passages' vectors the dense one; `rank` leaves the document out."""
+        if query.text is not None or query.vector is not None:
+            raise InvalidInput("like stands alone: send q, vector, or like")
+        (record,) = self.store.documents.get(self.collection_key, [query.like or ""], replica_ok=True)
+        if record is None:
+            raise NotFound(f"no document with id {query.like!r} to search like")
+        _, rows = self._served.builder.vectors.passage_vectors([record], index.correction)
+        return replace(query, text=record.text, vector=rows.mean(axis=0), vector_space="search")
 
     def mapped_vector(self, index: SearchIndex, query: SearchQuery) -> np.ndarray:
         """The query's vector in the search space: as sent (made unit), or a raw one mapped by the correction."""
@@ -164,14 +154,14 @@ class SearchService(OnCollection):
         depth = wanted if dense_only else max(wanted, ranking.candidates)
         found, dense = self.candidates(index, query.text or "", vector, ranking.mode, depth, allowed, query.filter)
         best = dense.best
-        ranked = fuse(found, ranking)
+        ranked = [hit for hit in fuse(found, ranking) if hit[0] != query.like]
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
         described = ranking.describe()
         if ranking.feedback and dense.stored is not None:  # the shards keep their vectors: no feedback there
             found, described["feedback"]["from"] = self.feed_back(
                 index, vector, ranked, found, dense, ranking, depth, allowed
             )
-            ranked = fuse(found, ranking)
+            ranked = [hit for hit in fuse(found, ranking) if hit[0] != query.like]
         hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, query.score_threshold)
         hits = self._diversified(index, query, hits)[query.offset : query.offset + query.k]
         if query.explain:
@@ -278,23 +268,3 @@ class SearchService(OnCollection):
                 if len(out) == k:
                     return out
         return out
-
-
-def exact_cosine(
-    vectors: DocumentVectors,
-    index: SearchIndex,
-    record: DocumentRecord,
-    vector: np.ndarray,
-    cosines: dict[str, float],
-    best: dict[str, int],
-) -> tuple[float, int, tuple[int, int] | None]:
-    """A document's cosine (its best passage's), which passage that is, and its span when it has several: the dense
-    list's when it ranked the document, else computed from its stored vectors."""
-    spans = stored_spans(record.passages, record.text)
-    if record.id in cosines:
-        n = best.get(record.id, 0)
-        return float(cosines[record.id]), n, (spans[n] if len(spans) > 1 else None)
-    _, rows = vectors.passage_vectors([record], index.correction)
-    scores = rows @ vector
-    n = int(np.argmax(scores))
-    return float(scores[n]), n, (spans[n] if len(spans) > 1 else None)

@@ -26,7 +26,8 @@ class Diversity:
 
 @dataclass(frozen=True)
 class SearchQuery:
-    """A query text, a vector or both; how many results from where; which documents; how to rank them."""
+    """A query text, a vector or both (or a stored document to find more like); how many results from where; which
+    documents; how to rank them."""
 
     text: str | None = None
     k: int = 10
@@ -45,6 +46,7 @@ class SearchQuery:
     candidates: int | None = None
     feedback_docs: int | None = None
     feedback_weight: float | None = None
+    like: str | None = None  # a stored document's id: its text and vector are the query, and it is left out
 
     def __post_init__(self) -> None:
         given: object = self.filter  # a caller's JSON object is taken too, parsed here
@@ -68,7 +70,7 @@ class SearchQuery:
     @property
     def wanted(self) -> int:
         """Results found before the page is cut: the pages before it, and MMR's whole fetch."""
-        return max(self.k + self.offset, self.diversity.fetch if self.diversity else 0)
+        return max(self.k + self.offset, self.diversity.fetch if self.diversity else 0) + (self.like is not None)
 
     def describe(self) -> dict[str, Any]:
         """The query's fields as JSON would hold them (no vector), for logs and tests."""

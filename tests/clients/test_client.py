@@ -27,6 +27,8 @@ def test_documents_round_trip_and_search_in_each_mode(client, collection):
         assert result.hits[0].id == "cat" and result.ranking["mode"] == mode
     only = scoped.search("fast car", 3, filter={"kind": "animal"})
     assert [h.id for h in only.hits] == ["cat"]
+    like = scoped.search(None, 3, like="cat", mode="dense")  # more like a stored document: it is left out
+    assert sorted(h.id for h in like.hits) == sorted(["car", ids[2]]) and like.query is None
     assert scoped.delete_document("cat") is True and scoped.delete_document("cat") is False
     assert [h.id for h in scoped.search("cat", 3, mode="dense").hits] == ["car", ids[2]]
 
@@ -55,6 +57,8 @@ async def test_the_async_client_does_the_same(server_url, collection, client):
             (await aio.search("tree", 1, mode="lexical")).hits[0].id
         ]
         assert len((await aio.embed(["x", "y"]))[1]) == client.info()["dim"]
+        near = await aio.search(None, 5, like=(await aio.add_documents(["a tall tree by the park gate"]))[0])
+        assert near.hits[0].text == "a green tree in the park" and len(near.hits) == 1
         assert (await aio.info())["state"] == "ready"
 
 

@@ -41,6 +41,7 @@ async def _search(service: SearchService, body: SearchRequest) -> SearchResponse
     found = await service.search_async(body.query())
     return SearchResponse(
         query=body.q,
+        like=body.like,
         correction=found.space["correction"],
         search_space=SearchSpaceOut(**found.space),
         ranking=found.ranking,
@@ -69,14 +70,15 @@ async def _search(service: SearchService, body: SearchRequest) -> SearchResponse
 async def search(
     service: SearchDep,
     q: Annotated[
-        str,
+        str | None,
         Query(
             min_length=1,
             pattern=r"\S",
-            description="The query text.",
+            description="The query text (or `like`).",
             json_schema_extra=served(maxLength="max_text_chars"),
         ),
-    ],
+    ] = None,
+    like: Annotated[str | None, Query(min_length=1, max_length=256, description=DESCRIBE["like"])] = None,
     k: Annotated[
         int, Query(ge=1, description="How many results (at most CE_MAX_K).", json_schema_extra=served(maximum="max_k"))
     ] = 10,

@@ -138,7 +138,7 @@ def delete_document(prefix: str, doc_id: str) -> Call:
 
 def search(prefix: str, q: str | None, k: int = 10, **options: Any) -> Call:
     """POST: a filter, feedback or mmr object needs no JSON in the URL, and a long query no URL limit; `vector`
-    searches by a vector (with or without q)."""
+    searches by a vector (with or without q), `like` by a stored document (q None)."""
     return Call(
         "POST", f"{prefix}/search", {"q": q, "k": k, **_asked(options)}, read=lambda r: SearchResult.from_json(r.json())
     )

@@ -184,7 +184,8 @@ class Client:
         return self._call("update_metadata", metadata, merge)
 
     def search(self, q: str | None, k: int = 10, **options: Any) -> SearchResult:
-        """Options as the API names them: mode, filter, vector, mmr, score_threshold, fusion, include_vectors, ..."""
+        """Options as the API names them: mode, filter, vector, like (a stored document's id, with q None: more like
+        it), mmr, score_threshold, fusion, include_vectors, ..."""
         return self._call("search", q, k, **options)
 
     def info(self) -> dict[str, Any]:

@@ -211,7 +211,9 @@ def test_search_by_vector_finds_what_the_text_finds_and_returns_vectors_when_ask
         ({"vector": [0.1, 0.2]}, "numbers in the search space"),
         ({"vector": [0.0] * 8}, "not all zero"),
         ({"vector": [0.1] * 8, "mode": "lexical"}, "send q too"),
-        ({"k": 3}, "send q (a text), vector, or both"),
+        ({"k": 3}, "send q (a text), vector, both, or like"),
+        ({"like": "heron", "q": "x"}, "like stands alone"),
+        ({"like": "heron", "vector": [0.1] * 8}, "like stands alone"),
         ({"q": "x", "filter": {"price": {"$gt": [1]}}}, "$gt at price"),
         ({"q": "x", "filter": {"$nor": [{"a": 1}]}}, "unknown operator $nor"),
         ({"q": "x", "mmr": {"lambda": 2}}, "mmr.lambda"),
@@ -232,3 +234,37 @@ def test_a_boolean_filter_and_a_number_filter_are_two_filters(client):
     for where, prefix in (({"b": 0}, "z"), ({"b": False}, "f"), ({"b": 0}, "z")):
         found = ids(client, "default", {"q": "note", "mode": "dense", "k": 6, "filter": where})
         assert sorted(found) == [f"{prefix}{i}" for i in range(3)], where
+
+
+LIKE_DOCS = [
+    {"id": "heron", "text": "a grey heron waits by the river at dawn", "metadata": {"kind": "bird"}},
+    {"id": "egret", "text": "a white egret waits by the river at dusk", "metadata": {"kind": "bird"}},
+    {"id": "stork", "text": "a stork wades in the river", "metadata": {"kind": "bird"}},
+    {"id": "cat", "text": "the cat sleeps in the park", "metadata": {"kind": "pet"}},
+    {"id": "dog", "text": "a dog runs in the park at night", "metadata": {"kind": "pet"}},
+    {"id": "train", "text": "the night train leaves the station", "metadata": {"kind": "thing"}},
+]
+
+
+def test_like_finds_the_documents_nearest_a_stored_one_without_it_in_every_mode_and_both_forms(client):
+    assert client.post("/documents", json={"documents": LIKE_DOCS}).status_code == 201
+    posted = client.post("/search", json={"like": "heron", "k": 5}).json()
+    ids = [h["id"] for h in posted["results"]]
+    assert "heron" not in ids and len(ids) == 5 and ids[0] == "egret"  # the near copy first, the document left out
+    assert posted["like"] == "heron" and posted["query"] is None and posted["ranking"]["mode"] == "hybrid"
+    got = client.get("/search", params={"like": "heron", "k": 5}).json()
+    assert [h["id"] for h in got["results"]] == ids
+    for mode in ("dense", "lexical"):
+        found = [h["id"] for h in client.post("/search", json={"like": "heron", "mode": mode}).json()["results"]]
+        assert found[0] == "egret" and "heron" not in found, (mode, found)
+    pets = client.post("/search", json={"like": "dog", "filter": {"kind": "pet"}}).json()["results"]
+    assert [h["id"] for h in pets] == ["cat"]
+    pages = [client.post("/search", json={"like": "heron", "k": 2, "offset": o}).json()["results"] for o in (0, 2)]
+    assert [h["id"] for page in pages for h in page] == ids[:4]  # the left-out document does not shift the pages
+
+
+def test_like_of_a_document_that_is_not_stored_is_a_404_and_like_with_q_a_422(client):
+    assert client.post("/documents", json={"documents": LIKE_DOCS[:2]}).status_code == 201
+    assert "no document with id 'ghost'" in error_of(client.post("/search", json={"like": "ghost"}), 404)["message"]
+    error_of(client.get("/search", params={"like": "heron", "q": "river"}), 422)
+    error_of(client.get("/search", params={"like": ""}), 422)

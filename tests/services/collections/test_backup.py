@@ -64,7 +64,9 @@ def _source(services, n: int = 3) -> list[dict]:
 
 def _nothing_of(services, name: str) -> None:
     assert name not in services.collections.names()
-    assert list(services.store.client.scan_iter(match=f"*collection:{name}:*")) == []
+    # this test's keys only: the session's Redis holds other tests' collections named alike
+    own = f"{services.settings.key_prefix}:*collection:{name}:*"
+    assert list(services.store.client.scan_iter(match=own)) == []
 
 
 def _with_vector(document: dict, values: np.ndarray) -> dict:
