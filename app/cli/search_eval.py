@@ -43,6 +43,14 @@ ModeOpt = Annotated[
 FeedbackDocsOpt = Annotated[
     int | None, typer.Option(min=0, max=20, help="--mode: pseudo-relevance feedback's first results (0: off).")
 ]
+LikeTasksOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="--mode: search this many 'more like this' tasks instead of the queries (a relevant document searched "
+        "`like` itself, the others relevant to its query its answers): long queries from a short-query collection.",
+    ),
+]
 FeedbackWeightOpt = Annotated[float | None, typer.Option(min=0.01, max=10, help="--mode: feedback's weight.")]
 
 
@@ -59,6 +67,7 @@ def eval_search(
     mode: ModeOpt = None,
     feedback_docs: FeedbackDocsOpt = None,
     feedback_weight: FeedbackWeightOpt = None,
+    like_tasks: LikeTasksOpt = None,
     as_json: opts.JsonOpt = False,
 ) -> None:
     """NDCG@10, Recall@100 and MRR@10 of search, raw and corrected, exact and on the served index kind (x100,
@@ -67,6 +76,8 @@ def eval_search(
     from app.correction.publication import check_compatible
     from app.offline.space_comparison import compare_spaces, comparison_lines
 
+    if like_tasks and mode is None:
+        raise opts.fail("--like-tasks searches as /search does: give --mode too", opts.EXIT_BAD_INPUT)
     if space not in ("search", "similarity"):
         raise opts.fail(f"--space is search or similarity, got {space!r}", opts.EXIT_BAD_INPUT)
     settings = opts.settings_for(pooling)
@@ -74,7 +85,7 @@ def eval_search(
         asked = {"feedback_docs": feedback_docs, "feedback_weight": feedback_weight}
         search = settings.search.model_copy(update={k: v for k, v in asked.items() if v is not None})
         settings = settings.model_copy(update={"search": search})
-        return _eval_served(settings, data, mode, correction, as_json)
+        return _eval_served(settings, data, mode, correction, as_json, like_tasks)
     backbone = offline_backbone(settings)
     (judged,) = judged_sets(backbone, [data], settings) or []
     artifact = _correction(correction, settings, backbone, options, fit_corpus, tune_qrels)
@@ -113,8 +124,12 @@ def _correction(
     )
 
 
-def _eval_served(settings: Settings, data: Path, mode: str, correction: str, as_json: bool) -> None:
-    """`eval-search --mode`: the collection searched through the services /search runs."""
+def _eval_served(
+    settings: Settings, data: Path, mode: str, correction: str, as_json: bool, like_tasks: int | None = None
+) -> None:
+    """`eval-search --mode`: the collection searched through the services /search runs (its queries, or as many
+    "more like this" tasks as asked)."""
+    from app.offline.like_tasks import like_tasks as tasks_of
     from app.offline.retrieval import read_judged_corpus
     from app.offline.served_search import MODES, evaluate_served
 
@@ -125,8 +140,10 @@ def _eval_served(settings: Settings, data: Path, mode: str, correction: str, as_
             "--mode searches with a served correction: served, none, or an artifact file", opts.EXIT_BAD_INPUT
         )
     collection = read_judged_corpus(data)
+    collection = tasks_of(collection, limit=like_tasks) if like_tasks else collection
     figures = evaluate_served(settings, collection, mode, correction=None if correction == "served" else correction)
-    result = {"data": Path(data).name, "backbone": settings.backbone, "pooling": settings.pooling, **figures}
+    result: dict[str, Any] = {"data": Path(data).name, "backbone": settings.backbone, "pooling": settings.pooling}
+    result |= {"like_tasks": like_tasks, **figures}
     if not as_json:
         typer.echo(
             f"{result['data']} ({figures['n_queries']} queries, {figures['n_docs']} documents, "

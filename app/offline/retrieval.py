@@ -31,6 +31,7 @@ class JudgedCorpus:
     query_ids: list[str]
     query_texts: list[str]
     qrels: dict[str, dict[str, int]]  # query id -> {document id: grade > 0}
+    likes: list[str] | None = None  # "more like this" tasks: each query is the document of this id (left out)
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:

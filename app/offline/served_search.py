@@ -73,7 +73,8 @@ def search_served(
         for row, query in enumerate(
             tqdm(collection.query_texts, desc=f"searching ({mode or 'served'})", disable=not progress)
         ):
-            result = services.search.search(SearchQuery(query, depth, mode=mode))
+            like = collection.likes[row] if collection.likes else None
+            result = services.search.search(SearchQuery(None if like else query, depth, mode=mode, like=like))
             hits, ranking = result.hits, result.ranking
             top[row, : len(hits)] = [column[h.id] for h in hits]
         found[mode] = (top, ranking)

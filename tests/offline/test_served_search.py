@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.offline.like_tasks import like_tasks
 from app.offline.retrieval import read_judged_corpus
 from app.offline.served_search import evaluate_served
 from tests.offline.test_retrieval import write_collection
@@ -30,3 +31,13 @@ def test_an_unknown_mode_is_named(make_settings, tmp_path):
     folder = write_collection(tmp_path / "tiny", DOCS, [{"_id": "q0", "text": "cat"}], [("q0", "0", 1)])
     with pytest.raises(ValueError, match="--mode is one of"):
         evaluate_served(make_settings(backbone="hashing"), read_judged_corpus(folder), "sideways")
+
+
+def test_more_like_this_tasks_search_like_their_document_and_never_find_it(make_settings, tmp_path):
+    docs = DOCS + [{"_id": "4", "title": "", "text": "the cat sleeps at noon"}]
+    queries = [{"_id": "q0", "text": "cat"}, {"_id": "q1", "text": "dog"}]
+    folder = write_collection(tmp_path / "tiny", docs, queries, [("q0", "0", 1), ("q0", "4", 1), ("q1", "1", 1)])
+    tasks = like_tasks(read_judged_corpus(folder))
+    assert tasks.likes == ["0", "4"]  # q1 has one relevant document: no task
+    result = evaluate_served(make_settings(backbone="hashing"), tasks, "hybrid")
+    assert result["n_queries"] == 2 and result["success_at_1"] == 100.0  # each finds the other, not itself
