@@ -152,7 +152,9 @@ class SearchService(OnCollection):
         wanted = query.wanted
         dense_only = ranking.mode == "dense" and query.score_threshold is None
         depth = wanted if dense_only else max(wanted, ranking.candidates)
-        found, dense = self.candidates(index, query.text or "", vector, ranking.mode, depth, allowed, query.filter)
+        found, dense = self.candidates(
+            index, query.text or "", vector, ranking.mode, depth, allowed, query.filter, query.like
+        )
         best = dense.best
         ranked = [hit for hit in fuse(found, ranking) if hit[0] != query.like]
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
@@ -217,14 +219,19 @@ class SearchService(OnCollection):
         depth: int,
         allowed: Collection[str] | None,
         where: Filter | None = None,
+        leave_out: str | None = None,
     ) -> tuple[Candidates, DenseList]:
         """The lists `mode` fuses, with what calibrated fusion weighs them by, and the dense list as its source gave
         it (each document's best passage, missing shards): what `fit --tune-qrels` fuses every way, so tuning and
         serving cannot drift apart. Where the source has the stored vectors, the collection's scale of cosines is
-        measured (the source's own scale: its index's, or its shards' together)."""
-        scope = Scope(allowed, where)
+        measured (the source's own scale: its index's, or its shards' together). `leave_out` (a query `like` it)
+        leaves both lists before anything is weighed: the document would read as its own best match."""
+        scope, depth = Scope(allowed, where), depth + (leave_out is not None)
         dense = self.dense.search(index, vector, depth, scope) if mode != "lexical" else DenseList()
         lexical = self.lexical.search(index, text, depth, scope) if mode != "dense" else LexicalList()
+        if leave_out is not None:
+            dense = replace(dense, hits=[hit for hit in dense.hits if hit[0] != leave_out])
+            lexical = replace(lexical, hits=[hit for hit in lexical.hits if hit[0] != leave_out])
         confidence = 1.0
         if mode == "hybrid" and dense.hits and (scale := self.dense.scale(index)) is not None:
             confidence = scale.confidence(dense.hits[0][1])

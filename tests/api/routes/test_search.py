@@ -254,6 +254,8 @@ def test_like_finds_the_documents_nearest_a_stored_one_without_it_in_every_mode_
     assert posted["like"] == "heron" and posted["query"] is None and posted["ranking"]["mode"] == "hybrid"
     got = client.get("/search", params={"like": "heron", "k": 5}).json()
     assert [h["id"] for h in got["results"]] == ids
+    told = client.post("/search", json={"like": "heron", "k": 1, "explain": True}).json()["results"][0]["explain"]
+    assert told["dense"]["rank"] == told["lexical"]["rank"] == 1  # left out of both lists before they were weighed
     for mode in ("dense", "lexical"):
         found = [h["id"] for h in client.post("/search", json={"like": "heron", "mode": mode}).json()["results"]]
         assert found[0] == "egret" and "heron" not in found, (mode, found)
