@@ -15,7 +15,7 @@ from app.cli.export import export_onnx
 from app.cli.integrity import verify
 from app.cli.ranking import known_items, tune
 from app.cli.reports import compare, report, spaces
-from app.cli.search_eval import eval_search
+from app.cli.search_eval import compare_rankings, eval_search
 from app.cli.serve import index_documents, serve
 from app.cli.service_benchmarks import bench_fairness, bench_tune, eval_http
 from app.cli.settings_docs import settings
@@ -40,6 +40,7 @@ for name, command in (
     ("copy-store", copy_store),
     ("eval", evaluate),
     ("eval-search", eval_search),
+    ("compare-rankings", compare_rankings),
     ("eval-http", eval_http),
     ("known-items", known_items),
     ("tune", tune),

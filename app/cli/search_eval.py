@@ -158,3 +158,30 @@ def _eval_served(
                 err=True,
             )
     typer.echo(json.dumps(result))
+
+
+@opts.guarded
+def compare_rankings(
+    data: Annotated[list[Path], typer.Option(help="BEIR-layout folders (repeatable), each added to a service once.")],
+    like_tasks: Annotated[
+        int, typer.Option(min=0, help="'More like this' tasks per collection, beside its queries (0: none).")
+    ] = 200,
+    as_json: opts.JsonLastOpt = False,
+) -> None:
+    """NDCG@10 of the served ranking, calibrated, convex and rrf fusion at lexical weight 0.4, dense and lexical, on
+    each collection's queries and on its "more like this" tasks (long queries: a relevant document searched like
+    itself); each change against the served ranking with a paired-bootstrap 95% interval."""
+    from app.offline.fusion_study import compare_rankings as study
+    from app.offline.retrieval import read_judged_corpus
+
+    found = {folder.name: study(opts.settings_for(), read_judged_corpus(folder), tasks=like_tasks) for folder in data}
+    if not as_json:
+        for name, parts in found.items():
+            for part, table in parts.items():
+                cells = ", ".join(
+                    f"{k} {v['ndcg_at_10']:.2f} [{v['vs_default_95'][0]:+.2f}, {v['vs_default_95'][1]:+.2f}]"
+                    for k, v in table.items()
+                    if k != "n"
+                )
+                typer.echo(f"{name} {part} ({table['n']}): {cells}")
+    typer.echo(json.dumps(found))

@@ -111,11 +111,11 @@ class SearchService(OnCollection):
         query `like` a stored document takes that document's text and vector, read in that index's space."""
         index = self._served.current
         if query.like is not None:
-            query = self._liked(index, query)
+            query = self.liked(index, query)
         self._check(query, index)
         return index, query
 
-    def _liked(self, index: SearchIndex, query: SearchQuery) -> SearchQuery:
+    def liked(self, index: SearchIndex, query: SearchQuery) -> SearchQuery:
         """More like a stored document (Elasticsearch's more_like_this): its whole text is the lexical query, and the
         mean of its passages' vectors the dense one; `rank` leaves the document out."""
         if query.text is not None or query.vector is not None:

@@ -96,3 +96,20 @@ def test_eval_search_served_finishes_when_every_encoding_outlasts_the_request_de
     r = run_cli("eval-search", "--data", str(folder), "--mode", "served", "--correction", "none", "--json", env=slow)
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout.strip().splitlines()[-1])["n_queries"] == 2
+
+
+@pytest.mark.process
+def test_compare_rankings_prints_each_ranking_on_queries_and_like_tasks(env, tmp_path):
+    from tests.offline.test_fusion_study import DOCS
+    from tests.offline.test_retrieval import write_collection
+
+    queries = [{"_id": "birds", "text": "heron"}, {"_id": "trains", "text": "train station"}]
+    judged = [("birds", "0", 1), ("birds", "1", 1), ("trains", "2", 1), ("trains", "3", 1)]
+    folder = write_collection(tmp_path / "tiny", DOCS, queries, judged)
+    r = run_cli("compare-rankings", "--data", str(folder), "--like-tasks", "3", env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    *lines, last = r.stdout.strip().splitlines()
+    assert [line.split(" (")[0] for line in lines] == ["tiny queries", "tiny like tasks"]
+    assert "convex 0.4" in lines[0] and json.loads(last)["tiny"]["like tasks"]["n"] == 3
+    refused = run_cli("eval-search", "--data", str(folder), "--like-tasks", "3", env=env)
+    assert refused.returncode == 2 and "--mode" in refused.stderr
