@@ -34,8 +34,9 @@ DESCRIBE = {
     "mmr": 'Maximal marginal relevance: {"lambda": 0.5, "fetch_k": 50} re-orders the first fetch_k results so each '
     "next one is relevant (its cosine, weighed by lambda) and unlike those before it (1 - lambda); lambda 1 keeps "
     "the ranking's order.",
-    "like": "More like this stored document (its id): its text is the lexical query and the mean of its passages' "
-    "vectors the dense one, ranked as any query is; the document itself is left out. Alone: without q or vector.",
+    "like": "More like this stored document (its id): the mean of its passages' vectors is the dense query and its "
+    "text the lexical one (with q, q's text is), ranked as any query is; the document itself is left out. Not with "
+    "vector.",
     "feedback": 'Pseudo-relevance feedback: {"docs": m, "weight": beta} moves the query vector toward the first m '
     "results' best passages (Rocchio) and searches the dense index again; false turns it off; default: the "
     "collection's.",
@@ -61,11 +62,8 @@ class SearchRequest(Strict):
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
-            "anyOf": [
-                {"required": ["q"], "not": {"required": ["like"]}},
-                {"required": ["vector"], "not": {"required": ["like"]}},
-                {"required": ["like"], "not": {"anyOf": [{"required": ["q"]}, {"required": ["vector"]}]}},
-            ]
+            "anyOf": [{"required": ["q"]}, {"required": ["vector"]}, {"required": ["like"]}],
+            "not": {"required": ["vector", "like"]},
         },
     )
 
@@ -100,8 +98,8 @@ class SearchRequest(Strict):
 
     @model_validator(mode="after")
     def _within_depth(self) -> SearchRequest:
-        if self.like is not None and (self.q is not None or self.vector is not None):
-            raise ValueError("like stands alone: send q, vector, or like")
+        if self.like is not None and self.vector is not None:
+            raise ValueError("like and vector both name the dense query: send one")
         if self.q is None and self.vector is None and self.like is None:
             raise ValueError("send q (a text), vector, both, or like (a stored document's id)")
         if self.offset + self.k > MAX_CANDIDATES:

@@ -72,12 +72,14 @@ class SearchService(OnCollection):
     def _check(self, query: SearchQuery, index: SearchIndex) -> None:
         if not 1 <= query.k <= self.settings.max_k:
             raise InvalidInput(f"k must be within [1, {self.settings.max_k}], got {query.k}")
-        if query.text is None and query.vector is None:
-            raise InvalidInput("send q (a text), vector, or both")
+        if query.text is None and query.vector is None and query.like is None:
+            raise InvalidInput("send q (a text), vector, both, or like (a stored document's id)")
+        if query.like is not None and query.vector is not None:
+            raise InvalidInput("like and vector both name the dense query: send one")
         if query.text is None:
-            if (query.mode or "dense") != "dense":
+            if query.like is None and (query.mode or "dense") != "dense":
                 raise InvalidInput(f"a search by vector alone ranks dense only: send q too for {query.mode} mode")
-        elif query.like is None:  # a stored document's text was checked when it was added
+        else:
             if not query.text.strip():
                 raise InvalidInput("q must not be empty or whitespace only")
             self._embedding.check_texts([query.text], "q")
@@ -110,21 +112,19 @@ class SearchService(OnCollection):
         """The request checked, and the one index the whole query uses (its correction and its indexes agree); a
         query `like` a stored document takes that document's text and vector, read in that index's space."""
         index = self._served.current
-        if query.like is not None:
-            query = self.liked(index, query)
-        self._check(query, index)
-        return index, query
+        self._check(query, index)  # as sent: a stored document's text was checked when it was added
+        return index, query if query.like is None else self.liked(index, query)
 
     def liked(self, index: SearchIndex, query: SearchQuery) -> SearchQuery:
-        """More like a stored document (Elasticsearch's more_like_this): its whole text is the lexical query, and the
-        mean of its passages' vectors the dense one; `rank` leaves the document out."""
-        if query.text is not None or query.vector is not None:
-            raise InvalidInput("like stands alone: send q, vector, or like")
+        """More like a stored document (Elasticsearch's more_like_this): the mean of its passages' vectors is the dense
+        query and its whole text the lexical one (unless q is sent: as with `vector`, q's text is then the lexical
+        query); `rank` leaves the document out."""
         (record,) = self.store.documents.get(self.collection_key, [query.like or ""], replica_ok=True)
         if record is None:
             raise NotFound(f"no document with id {query.like!r} to search like")
         _, rows = self._served.builder.vectors.passage_vectors([record], index.correction)
-        return replace(query, text=record.text, vector=rows.mean(axis=0), vector_space="search")
+        text = record.text if query.text is None else query.text
+        return replace(query, text=text, vector=rows.mean(axis=0), vector_space="search")
 
     def mapped_vector(self, index: SearchIndex, query: SearchQuery) -> np.ndarray:
         """The query's vector in the search space: as sent (made unit), or a raw one mapped by the correction."""

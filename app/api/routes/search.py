@@ -14,6 +14,7 @@ from app.api.routing import BoundedBodyRoute
 from app.api.search_schemas import DESCRIBE, PassageOut, SearchHitOut, SearchRequest, SearchResponse, SearchSpaceOut
 from app.core.errors import InvalidInput
 from app.core.names import Fusion, SearchMode
+from app.index.fusion import MAX_CANDIDATES, MAX_RRF_K
 from app.services.search import SearchService
 
 router = APIRouter(route_class=BoundedBodyRoute)
@@ -70,15 +71,17 @@ async def _search(service: SearchService, body: SearchRequest) -> SearchResponse
 async def search(
     service: SearchDep,
     q: Annotated[
-        str | None,
+        str,
         Query(
             min_length=1,
             pattern=r"\S",
-            description="The query text (or `like`).",
+            description="The query text.",
             json_schema_extra=served(maxLength="max_text_chars"),
         ),
+    ],
+    like: Annotated[
+        str | None, Query(min_length=1, max_length=256, description=DESCRIBE["like"] + " Alone: POST /search.")
     ] = None,
-    like: Annotated[str | None, Query(min_length=1, max_length=256, description=DESCRIBE["like"])] = None,
     k: Annotated[
         int, Query(ge=1, description="How many results (at most CE_MAX_K).", json_schema_extra=served(maximum="max_k"))
     ] = 10,
@@ -94,10 +97,11 @@ async def search(
     ] = None,
     mode: Annotated[SearchMode | None, Query(description=DESCRIBE["mode"])] = None,
     fusion: Annotated[Fusion | None, Query(description=DESCRIBE["fusion"])] = None,
-    lexical_weight: Annotated[float | None, Query(description=DESCRIBE["lexical_weight"])] = None,
-    rrf_k: Annotated[int | None, Query(description=DESCRIBE["rrf_k"])] = None,
-    candidates: Annotated[int | None, Query(description=DESCRIBE["candidates"])] = None,
-    offset: Annotated[int, Query(description=DESCRIBE["offset"])] = 0,
+    # the bounds the body's fields declare, declared here too: the schema says what is refused
+    lexical_weight: Annotated[float | None, Query(ge=0, le=1, description=DESCRIBE["lexical_weight"])] = None,
+    rrf_k: Annotated[int | None, Query(ge=1, le=MAX_RRF_K, description=DESCRIBE["rrf_k"])] = None,
+    candidates: Annotated[int | None, Query(ge=1, le=MAX_CANDIDATES, description=DESCRIBE["candidates"])] = None,
+    offset: Annotated[int, Query(ge=0, le=MAX_CANDIDATES, description=DESCRIBE["offset"])] = 0,
     explain: Annotated[bool, Query(description=DESCRIBE["explain"])] = False,
     feedback: Annotated[
         str | None,

@@ -212,8 +212,7 @@ def test_search_by_vector_finds_what_the_text_finds_and_returns_vectors_when_ask
         ({"vector": [0.0] * 8}, "not all zero"),
         ({"vector": [0.1] * 8, "mode": "lexical"}, "send q too"),
         ({"k": 3}, "send q (a text), vector, both, or like"),
-        ({"like": "heron", "q": "x"}, "like stands alone"),
-        ({"like": "heron", "vector": [0.1] * 8}, "like stands alone"),
+        ({"like": "heron", "vector": [0.1] * 8}, "like and vector both name the dense query"),
         ({"q": "x", "filter": {"price": {"$gt": [1]}}}, "$gt at price"),
         ({"q": "x", "filter": {"$nor": [{"a": 1}]}}, "unknown operator $nor"),
         ({"q": "x", "mmr": {"lambda": 2}}, "mmr.lambda"),
@@ -252,8 +251,8 @@ def test_like_finds_the_documents_nearest_a_stored_one_without_it_in_every_mode_
     ids = [h["id"] for h in posted["results"]]
     assert "heron" not in ids and len(ids) == 5 and ids[0] == "egret"  # the near copy first, the document left out
     assert posted["like"] == "heron" and posted["query"] is None and posted["ranking"]["mode"] == "hybrid"
-    got = client.get("/search", params={"like": "heron", "k": 5}).json()
-    assert [h["id"] for h in got["results"]] == ids
+    got = client.get("/search", params={"like": "heron", "q": "waits by the river", "k": 5}).json()
+    assert "heron" not in [h["id"] for h in got["results"]] and got["results"][0]["id"] == "egret"
     told = client.post("/search", json={"like": "heron", "k": 1, "explain": True}).json()["results"][0]["explain"]
     assert told["dense"]["rank"] == told["lexical"]["rank"] == 1  # left out of both lists before they were weighed
     for mode in ("dense", "lexical"):
@@ -265,8 +264,12 @@ def test_like_finds_the_documents_nearest_a_stored_one_without_it_in_every_mode_
     assert [h["id"] for page in pages for h in page] == ids[:4]  # the left-out document does not shift the pages
 
 
-def test_like_of_a_document_that_is_not_stored_is_a_404_and_like_with_q_a_422(client):
-    assert client.post("/documents", json={"documents": LIKE_DOCS[:2]}).status_code == 201
+def test_like_of_a_document_that_is_not_stored_is_a_404_and_with_q_its_vector_meets_q_s_words(client):
+    assert client.post("/documents", json={"documents": LIKE_DOCS}).status_code == 201
     assert "no document with id 'ghost'" in error_of(client.post("/search", json={"like": "ghost"}), 404)["message"]
-    error_of(client.get("/search", params={"like": "heron", "q": "river"}), 422)
     error_of(client.get("/search", params={"like": ""}), 422)
+    error_of(client.get("/search", params={"like": "heron"}), 422)  # the GET form needs q: like alone is POST's
+    lexical = client.get("/search", params={"like": "heron", "q": "night train", "mode": "lexical"}).json()
+    assert [h["id"] for h in lexical["results"]][:1] == ["train"] and lexical["like"] == "heron"  # q's words
+    dense = client.get("/search", params={"like": "heron", "q": "night train", "mode": "dense"}).json()
+    assert [h["id"] for h in dense["results"]][0] == "egret"  # the document's vector, itself left out
