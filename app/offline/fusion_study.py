@@ -1,6 +1,6 @@
 """Rankings compared on one ingestion: each judged collection added once, its short queries' and its "more like this"
 tasks' candidate lists made once as /search makes them, then fused every way studied and scored per query (NDCG@10,
-paired bootstrap against the default): what `compare-rankings` prints, and what issue 55's fusion is judged by."""
+paired bootstrap against the served one): what `compare-rankings` prints, and what a change of fusion is judged by."""
 
 from __future__ import annotations
 
