@@ -22,8 +22,7 @@ if TYPE_CHECKING:
     from app.core.config import Settings
     from app.services.container import Services
 
-STUDIED = {
-    "default": Ranking(chosen_by=""),
+STUDIED = {  # beside "default": the ranking the service serves, read from it
     "calibrated 0.4": Ranking("hybrid", "calibrated", 0.4, ""),
     "convex 0.4": Ranking("hybrid", "convex", 0.4, ""),
     "rrf 0.4": Ranking("hybrid", "rrf", 0.4, ""),
@@ -53,7 +52,7 @@ def compare_rankings(settings: Settings, collection: JudgedCorpus, *, tasks: int
     try:
         add_collection(services, collection, progress=False)
         served = services.search.served_ranking(services.served.current)
-        rankings = {**STUDIED, "default": Ranking(served.mode, served.fusion, served.lexical_weight, "")}
+        rankings = {"default": Ranking(served.mode, served.fusion, served.lexical_weight, ""), **STUDIED}
         parts = {"queries": (collection, candidate_lists(services, collection.query_texts)[()])}
         if liked is not None and liked.likes:
             parts["like tasks"] = (liked, like_lists(services, liked.likes))

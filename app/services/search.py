@@ -156,14 +156,14 @@ class SearchService(OnCollection):
             index, query.text or "", vector, ranking.mode, depth, allowed, query.filter, query.like
         )
         best = dense.best
-        ranked = [hit for hit in fuse(found, ranking) if hit[0] != query.like]
+        ranked = fuse(found, ranking)  # a document searched like is not among the candidates
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
         described = ranking.describe()
         if ranking.feedback and dense.stored is not None:  # the shards keep their vectors: no feedback there
             found, described["feedback"]["from"] = self.feed_back(
                 index, vector, ranked, found, dense, ranking, depth, allowed
             )
-            ranked = [hit for hit in fuse(found, ranking) if hit[0] != query.like]
+            ranked = [hit for hit in fuse(found, ranking) if hit[0] != query.like]  # feedback searched again
         hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, query.score_threshold)
         hits = self._diversified(index, query, hits)[query.offset : query.offset + query.k]
         if query.explain:

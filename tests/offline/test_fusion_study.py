@@ -23,6 +23,6 @@ def test_every_studied_ranking_is_scored_on_queries_and_on_like_tasks_against_th
     found = compare_rankings(make_settings(backbone="hashing"), read_judged_corpus(folder), tasks=10)
     assert set(found) == {"queries", "like tasks"} and found["like tasks"]["n"] == 4 and found["queries"]["n"] == 2
     for table in found.values():
-        assert set(table) == {"n", *STUDIED}
+        assert set(table) == {"n", "default", *STUDIED}
         assert table["default"]["vs_default_95"] == [0.0, 0.0]  # the served ranking against itself
     assert found["like tasks"]["dense"]["ndcg_at_10"] == 100.0  # each document's sibling is its nearest
