@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from app.backbones.base import Backbone
@@ -23,6 +24,18 @@ _LOCAL_RAY: dict[str, Any] = {
 }  # a Ray instance this process started, and the collections on it
 _RAY_LOCK = threading.Lock()
 _RAY_OWNER_STOP = threading.Event()
+_TEARDOWNS: list[threading.Thread] = []  # deleted collections' shards stopping, off the requests that deleted them
+
+
+def settled() -> None:
+    """Wait until every deleted collection's shards have stopped: Ray is then in one state to join, to deploy a
+    collection of the same name on, or to stop."""
+    while True:
+        try:
+            teardown = _TEARDOWNS.pop(0)
+        except IndexError:  # none left (or another thread took the last)
+            return
+        teardown.join()
 
 
 def join_ray(address: str | None) -> None:
@@ -72,6 +85,7 @@ class ShardedCollection:
                 "and shards hold no encoder; serve it unsharded (CE_SHARDS=0)"
             )
         self.name = collection_key
+        settled()  # a collection of this name deleted a moment ago: its application goes first
         with _RAY_LOCK:
             if not ray.is_initialized():
                 join_ray(settings.ray_address)
@@ -103,17 +117,38 @@ class ShardedCollection:
     def status(self) -> list[dict[str, Any] | None]:
         return self.search.status() if hasattr(self, "search") else []
 
-    def close(self, *, deleted: bool = False) -> None:
+    def close(self, *, deleted: bool = False, then: Callable[[], None] | None = None) -> None:
         """Stop its shards if they run on this process's Ray instance or the collection is deleted (else they serve
-        on, for other servers); the last collection closed stops the Ray instance this process started."""
+        on, for other servers); the last collection closed stops the Ray instance this process started. A deleted
+        one's shards stop on a thread of their own: Ray Serve takes seconds to delete an application, and the
+        request that deleted the collection does not wait for it (the next collection opened does); `then` runs once
+        they have stopped (the deletion's erasing again, of what they wrote until then)."""
+        _LOCAL_RAY["open"].discard(self.name)
+        if deleted:
+            teardown = threading.Thread(target=self._stop, args=(True, then), name=f"shards-stop-{self.name}")
+            _TEARDOWNS.append(teardown)
+            teardown.start()
+        else:
+            settled()
+            self._stop(False)
+
+    def _stop(self, deleted: bool, then: Callable[[], None] | None = None) -> None:
         import ray
 
-        _LOCAL_RAY["open"].discard(self.name)
         try:
             if self.started or deleted:
                 undeploy(self.name)
+        except Exception:  # on a thread of its own: said in the log, where the request that deleted it has returned
+            if not deleted:
+                raise
+            log.exception("stopping the shards of deleted collection %s", self.name)
         finally:
             if self.started and not _LOCAL_RAY["open"]:
                 _LOCAL_RAY["started"] = False
                 ray.shutdown()
                 _RAY_OWNER_STOP.set()
+        try:
+            if then is not None:
+                then()
+        except Exception:
+            log.exception("erasing deleted collection %s once its shards stopped", self.name)

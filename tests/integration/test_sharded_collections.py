@@ -84,8 +84,15 @@ def test_a_collection_kept_in_three_parts_answers_as_one_kept_whole(tmp_path):
             assert c.delete("/collections/parts").status_code in (200, 204)
             assert c.get("/collections/parts").status_code == 404
             store = redis.Redis(unix_socket_path=str(EmbeddedRedis(tmp_path / "data" / "redis").socket_path))
-            assert list(store.scan_iter(match="*collection:parts:*")) == []  # every part's keys, every log
+            # every part's keys, every log: erased by the DELETE, and again once its shards have stopped writing
+            until(lambda: list(store.scan_iter(match="*collection:parts:*")) == [])
             assert list(store.scan_iter(match="*collection:whole:*")) != []
+            # Its shards stop after the 204; one of the same name created at once deploys once they have stopped.
+            again = c.post("/collections", json={"name": "parts", "pooling": "mean", "shards": 3})
+            assert again.status_code == 201 and until_loaded(c, "parts")["shards"] == 3, again.text
+            docs = [{"id": f"n{i}", "text": t} for i, t in enumerate(CORPUS[:20])]
+            assert c.post("/collections/parts/documents", json={"documents": docs}).status_code == 201
+            until(lambda: [h[0] for h in hits(c, "parts", CORPUS[4], "dense")][:1] == ["n4"])
     finally:
         stop_server(proc)
     assert "unhandled error" not in server_log(proc)

@@ -21,7 +21,6 @@ from app.correction.publication import PublishedFollower, check_compatible, publ
 from app.engine.pool import EnginePool, Key
 from app.index.dense_lists import DenseSource
 from app.index.live import live
-from app.index.snapshot import SnapshotFile
 from app.services.collections import checks
 from app.services.collections.checks import check_encoder, complete, correction_for, failed_to_load, search_settings
 from app.services.collections.collection import Collection
@@ -34,11 +33,10 @@ from app.services.collections.spec import (
     READY,
     CollectionFollower,
     CollectionSpec,
-    drop_own_corrections,
+    erase,
     set_correction,
 )
 from app.services.collections.wiring import open_collection_services, open_shards
-from app.store.keys import parts_of
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
@@ -284,13 +282,10 @@ class Collections:
         if data is None:
             raise NotFound(f"no collection named {name!r}")
         spec = CollectionSpec.from_bytes(data)
-        collection_key = spec.collection_key
-        if collection is not None:
-            collection.services.close(deleted=True)
-        self.store.drop_collection(collection_key)
-        drop_own_corrections(self.store, spec)
-        for key in {collection_key, *parts_of(collection_key)}:  # a kept-in-parts one's shards snapshot each part
-            SnapshotFile(self.store, key, self.settings.data_dir / "index").delete()
+        index_dir = self.settings.data_dir / "index"
+        if collection is not None:  # a kept-in-parts one's shards write until they stop: erased again then
+            collection.services.close(deleted=True, then=lambda: erase(self.store, spec, index_dir))
+        erase(self.store, spec, index_dir)
         log.info("collection %s deleted", name)
 
     def close(self) -> None:

@@ -6,6 +6,7 @@ import json
 import logging
 import re
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from app.backbones.base import Backbone
@@ -14,8 +15,9 @@ from app.core.search_settings import SearchSettings
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.correction.pipeline import Correction
 from app.correction.publication import load_version
+from app.index.snapshot import SnapshotFile
 from app.store.collection_store import CollectionStore
-from app.store.keys import partitioned
+from app.store.keys import partitioned, parts_of
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
@@ -89,6 +91,14 @@ def set_correction(specs: CollectionStore, name: str, artifact_id: str) -> None:
 
     if not specs.update(name, change):
         raise NotFound(f"no collection named {name!r}")
+
+
+def erase(store: RedisStore, spec: CollectionSpec, index_dir: Path) -> None:
+    """A deleted collection's documents, vectors, change logs, snapshots (each part's) and own corrections."""
+    store.drop_collection(spec.collection_key)
+    drop_own_corrections(store, spec)
+    for key in {spec.collection_key, *parts_of(spec.collection_key)}:  # a kept-in-parts one's shards snapshot each
+        SnapshotFile(store, key, index_dir).delete()
 
 
 def drop_own_corrections(store: RedisStore, spec: CollectionSpec) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,10 +40,11 @@ class CollectionServices:
     search: SearchService
     shards: ShardedCollection | None = None  # a collection kept in parts: its shards on Ray
 
-    def close(self, *, deleted: bool = False) -> None:
+    def close(self, *, deleted: bool = False, then: Callable[[], None] | None = None) -> None:
+        """Close the index and the shards; `then` runs again once a deleted collection's shards have stopped."""
         self.served.close()
         if self.shards is not None:
-            self.shards.close(deleted=deleted)
+            self.shards.close(deleted=deleted, then=then)
 
 
 def open_collection_services(
