@@ -39,7 +39,7 @@ DESCRIBE = {
     "vector.",
     "feedback": 'Pseudo-relevance feedback: {"docs": m, "weight": beta} moves the query vector toward the first m '
     "results' best passages (Rocchio) and searches the dense index again; false turns it off; default: the "
-    "collection's.",
+    "collection's, and for a search like a document 3 at weight 1.",
 }
 
 

@@ -135,7 +135,8 @@ def _tune_ranking(services: Services, collection: str, publish: bool) -> dict[st
         found, dense = search.candidates(index, query, vector, "hybrid", default.candidates, None)
         if not ranking.feedback:
             return found
-        return search.feed_back(index, vector, fuse(found, ranking), found, dense, ranking, default.candidates, None)[0]
+        top = [doc_id for doc_id, _ in fuse(found, ranking)[: ranking.feedback_docs]]
+        return search.feed_back(index, vector, top, found, dense, ranking, default.candidates, None)
 
     try:
         record = tune_on(candidates, qrels, default)

@@ -164,13 +164,17 @@ def _eval_served(
 def compare_rankings(
     data: Annotated[list[Path], typer.Option(help="BEIR-layout folders (repeatable), each added to a service once.")],
     like_tasks: Annotated[
-        int, typer.Option(min=0, help="'More like this' tasks per collection, beside its queries (0: none).")
+        int,
+        typer.Option(
+            min=0, help="'More like this' tasks per collection, and as many long queries, beside its queries (0: none)."
+        ),
     ] = 200,
     as_json: opts.JsonLastOpt = False,
 ) -> None:
     """NDCG@10 of the served ranking, calibrated, convex and rrf fusion at lexical weight 0.4, dense and lexical, on
-    each collection's queries and on its "more like this" tasks (long queries: a relevant document searched like
-    itself); each change against the served ranking with a paired-bootstrap 95% interval."""
+    each collection's queries, on its "more like this" tasks (a relevant document searched like itself) and on the
+    same documents' texts sent as long queries (the document stored, judged out of its ranking); each change against
+    the served ranking with a paired-bootstrap 95% interval."""
     from app.offline.fusion_study import compare_rankings as study
     from app.offline.retrieval import read_judged_corpus
 

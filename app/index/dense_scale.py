@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from app.index.faiss_index import VectorIndex
-from app.index.fusion import CANDIDATES
+from app.index.fusion import CANDIDATES, confidence
 from app.index.key_index import KeyIndex
 from app.index.passages import best_passages, passage_of
 from app.index.rerank import ExactVectors
@@ -32,8 +32,11 @@ class DenseScale:
 
     def confidence(self, best: float) -> float:
         """0 when a query's best cosine is no higher than unrelated documents', 1 at near-duplicates' and above."""
-        spread = self.high - self.low
-        return float(np.clip((best - self.low) / spread, 0.0, 1.0)) if spread > 1e-6 else 1.0
+        return confidence(best, self.low, self.high)
+
+    @property
+    def range(self) -> tuple[float, float]:
+        return self.low, self.high
 
     def stale(self, vectors: int) -> bool:
         return abs(vectors - self.vectors) > STALE_AFTER * max(self.vectors, 1)

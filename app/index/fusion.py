@@ -5,7 +5,7 @@ Pure: lists in, lists out."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,11 @@ DEFAULT_RULE = (
     f"no judgments: hybrid, {DEFAULT_FUSION} fusion (min-max scaled scores, each list weighed by what it has to say "
     f"for the query), lexical weight {DEFAULT_WEIGHT}, over each list's top {CANDIDATES}"
 )
+# A search like a stored document feeds back from its first 3 results at weight 1 unless asked otherwise: on the "more
+# like this" tasks of the five dev collections it lifts MED, CISI and CACM by 1-2 NDCG@10 and loses on none beyond
+# noise, where on short queries it loses 1.9 on CISI (docs/search.md, "Feedback"); so text queries keep it off.
+LIKE_FEEDBACK = (3, 1.0)
+LIKE_RULE = f"like a document: feedback from its first {LIKE_FEEDBACK[0]} results, weight {LIKE_FEEDBACK[1]}"
 COVERAGE_SHARE = 0.5  # calibrated: a lexical candidate's score is this much its query-term coverage, the rest BM25's
 
 
@@ -97,21 +102,51 @@ class Ranking:
         return {"docs": self.feedback_docs, "weight": self.feedback_weight}
 
 
+def confidence(best: float, low: float, high: float) -> float:
+    """How far a best cosine stands in a collection's range: 0 no higher than unrelated documents' (`low`), 1 at
+    near duplicates' (`high`) and above; 1 where the range is empty (no judgement)."""
+    spread = high - low
+    return float(np.clip((best - low) / spread, 0.0, 1.0)) if spread > 1e-6 else 1.0
+
+
 @dataclass(frozen=True)
 class Candidates:
     """What a query's two lists say, as fusion needs it: each list best first; how far the best cosine stands in the
-    collection's own range of cosines (0: no further than unrelated documents, 1: as close as near duplicates); and
-    the share of the query's term weight (idf) each lexical candidate holds."""
+    collection's own range of cosines (`confidence` of the first cosine in `dense_range`, the range when measured);
+    and the share of the query's term weight (idf) each lexical candidate holds."""
 
     dense: Hits = ()
     lexical: Hits = ()
     dense_confidence: float = 1.0
     coverage: Mapping[str, float] = field(default_factory=dict)
+    dense_range: tuple[float, float] | None = None  # the collection's cosines of unrelated and of nearest documents
 
     @property
     def lexical_confidence(self) -> float:
         """How completely the best lexical match holds the query's terms (1: every one)."""
         return max(self.coverage.values(), default=1.0 if self.lexical else 0.0)
+
+    def without(self, doc_id: str) -> Candidates:
+        """The lists as if `doc_id` were not stored: out of both lists and of the coverage, and the dense confidence
+        read from the next cosine (where the range is known)."""
+        dense = [hit for hit in self.dense if hit[0] != doc_id]
+        read = self.dense_confidence
+        if self.dense_range is not None and dense:
+            read = confidence(dense[0][1], *self.dense_range)
+        return replace(
+            self,
+            dense=dense,
+            lexical=[hit for hit in self.lexical if hit[0] != doc_id],
+            coverage={d: c for d, c in self.coverage.items() if d != doc_id},
+            dense_confidence=read,
+        )
+
+    def near_copy(self) -> str | None:
+        """The document both lists put first with a cosine as close as near duplicates' (a copy of the query, as a
+        long query's own text is): it says it matches, and nothing of how the other documents do."""
+        if not (self.dense and self.lexical and self.dense_range is not None and self.dense_confidence >= 1.0):
+            return None
+        return self.dense[0][0] if self.dense[0][0] == self.lexical[0][0] else None
 
 
 def min_max(hits: Hits) -> dict[str, float]:
@@ -144,7 +179,17 @@ def parts(found: Candidates, ranking: Ranking) -> tuple[dict[str, float], dict[s
     min-max scaled within its list. calibrated: (1 - w) c_d mm(cosine) and w c_l (mm(BM25) + coverage) / 2, where c_d
     says how far the best cosine stands in the collection's range and c_l how much of the query the best lexical
     match holds: a list with nothing to say for this query (an identifier's cosines, a paraphrase's words) is not
-    stretched over [0, 1]."""
+    stretched over [0, 1]. A near copy of the query (`Candidates.near_copy`) keeps its own parts, and the others are
+    weighed as if it were not stored: its cosine and its BM25 would read every list as confident and squeeze the
+    others' scores toward 0 (measured on long queries: docs/search.md, "Long queries")."""
+    copy = found.near_copy() if ranking.fusion == "calibrated" else None
+    if copy is not None:
+        (dense, lexical), (own_dense, own_lexical) = _parts(found.without(copy), ranking), _parts(found, ranking)
+        return {**dense, copy: own_dense[copy]}, {**lexical, copy: own_lexical[copy]}
+    return _parts(found, ranking)
+
+
+def _parts(found: Candidates, ranking: Ranking) -> tuple[dict[str, float], dict[str, float]]:
     w = ranking.weight
     if ranking.fusion == "rrf":
         dense, lexical = reciprocal_ranks(found.dense, ranking.rrf_k), reciprocal_ranks(found.lexical, ranking.rrf_k)

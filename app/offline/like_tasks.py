@@ -12,9 +12,13 @@ from app.offline.retrieval import JudgedCorpus
 MIN_ANSWERS = 1  # a task needs another relevant document to find
 
 
-def like_tasks(collection: JudgedCorpus, *, limit: int | None = None, seed: int = 0) -> JudgedCorpus:
+def like_tasks(
+    collection: JudgedCorpus, *, limit: int | None = None, seed: int = 0, as_text: bool = False
+) -> JudgedCorpus:
     """Every (query, relevant document) with another document relevant to that query, as a task `like` the
-    document; `limit` keeps that many, drawn with `seed` (in the order they were made)."""
+    document; `limit` keeps that many, drawn with `seed` (in the order they were made). `as_text`: the document's
+    text sent as a query instead, the document stored and judged out of its ranking afterwards (as BEIR's ArguAna
+    judges an argument's counter-arguments, and as a caller who pastes a stored text finds it)."""
     text_of = dict(zip(collection.doc_ids, collection.doc_texts, strict=True))
     tasks: list[tuple[str, str, dict[str, int]]] = []
     for query in collection.query_ids:
@@ -32,5 +36,6 @@ def like_tasks(collection: JudgedCorpus, *, limit: int | None = None, seed: int 
         query_ids=[task for task, _, _ in tasks],
         query_texts=[text_of[doc] for _, doc, _ in tasks],
         qrels={task: answers for task, _, answers in tasks},
-        likes=[doc for _, doc, _ in tasks],
+        likes=None if as_text else [doc for _, doc, _ in tasks],
+        own=[doc for _, doc, _ in tasks] if as_text else None,
     )

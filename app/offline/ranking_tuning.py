@@ -20,11 +20,13 @@ from app.offline.retrieval import DEPTH, Judgments, read_judged_corpus
 from app.offline.search_tuning import MIN_NDCG_GAIN, RECALL_TOLERANCE, SearchCandidate, keeps_every_set
 from app.offline.search_tuning import ndcg_gain_lower_bound as gain_lower_bound
 from app.offline.served_search import add_collection, served_services
+from app.services.ranking_choice import RANKING
+from app.services.search_query import SearchQuery
 
 if TYPE_CHECKING:
     from app.core.config import Settings
+    from app.index.dense_lists import DenseList
     from app.services.container import Services
-from app.services.ranking_choice import RANKING
 
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 RULE = (
@@ -48,20 +50,31 @@ def feedback_key(ranking: Ranking) -> tuple[Any, ...]:
     return (ranking.feedback_docs, ranking.feedback_weight) if ranking.feedback else ()
 
 
+def query_lists(services: Services, text: str, like: str | None = None) -> tuple[Candidates, DenseList, np.ndarray]:
+    """A query's candidate lists as /search makes them (the dense one as its source gave it) and its vector: for its
+    text, or `like` a stored document (its text and vector, itself left out)."""
+    index, search = services.served.current, services.search
+    if like is None:
+        vector = services.embedding.in_space([text], index.search_correction)
+    else:
+        query = search.liked(index, SearchQuery(like=like))
+        text, vector = query.words, search.mapped_vector(index, query)
+    found, dense = search.candidates(index, text, vector, "hybrid", CANDIDATES, None, None, like)
+    return found, dense, vector
+
+
 def candidate_lists(services: Services, texts: list[str]) -> dict[tuple[Any, ...], list[Candidates]]:
     """Each query's dense and lexical candidate lists, made by the search service as /search makes them (key ());
     and for each FEEDBACK, the same with the dense list searched again after the rule's ranking (key (docs, w))."""
     index, search = services.served.current, services.search
     lists: dict[tuple[Any, ...], list[Candidates]] = {(): [], **{fb: [] for fb in FEEDBACK}}
     for text in tqdm(texts, desc="candidate lists", leave=False):
-        vector = services.embedding.in_space([text], index.search_correction)
-        found, dense = search.candidates(index, text, vector, "hybrid", CANDIDATES, None)
+        found, dense, vector = query_lists(services, text)
         lists[()].append(found)
         for docs, weight in FEEDBACK:
             fed = replace(Ranking(), feedback_docs=docs, feedback_weight=weight)
-            lists[(docs, weight)].append(
-                search.feed_back(index, vector, fuse(found, fed), found, dense, fed, CANDIDATES, None)[0]
-            )
+            top = [doc_id for doc_id, _ in fuse(found, fed)[:docs]]
+            lists[(docs, weight)].append(search.feed_back(index, vector, top, found, dense, fed, CANDIDATES, None))
     return lists
 
 
@@ -74,7 +87,8 @@ def scored(ranking: Ranking, judged: list[Any]) -> SearchCandidate:
         column = {doc: i for i, doc in enumerate(collection.doc_ids)}
         top = np.full((len(lists), DEPTH), -1, dtype=np.int64)
         for row, found in enumerate(lists):
-            ranked = [column[d] for d, _ in fuse(found, ranking)[:DEPTH]]
+            own = collection.own_document(row)
+            ranked = [column[d] for d, _ in fuse(found, ranking) if d != own][:DEPTH]
             top[row, : len(ranked)] = ranked
         found = Judgments.of(collection).per_query(top)
         ndcg.append(found["ndcg_at_10"])

@@ -32,6 +32,14 @@ class JudgedCorpus:
     query_texts: list[str]
     qrels: dict[str, dict[str, int]]  # query id -> {document id: grade > 0}
     likes: list[str] | None = None  # "more like this" tasks: each query is the document of this id (left out)
+    own: list[str] | None = None  # long queries: each query's own document, stored, never judged (BEIR's ArguAna)
+
+    def own_document(self, row: int) -> str | None:
+        """The document a query's ranking is judged without: the one it is like, or its own text's."""
+        for ids in (self.likes, self.own):
+            if ids is not None:
+                return ids[row]
+        return None
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:

@@ -42,6 +42,7 @@ def served_services(settings: Settings, folder: Path, correction: str | None = N
             "redis_url": None,
             "max_text_chars": 10**8,
             "max_texts": ADD_BATCH,
+            "max_k": max(settings.max_k, DEPTH + 1),
             "snapshot_interval": 1e9,
         }
     )
@@ -73,9 +74,10 @@ def search_served(
         for row, query in enumerate(
             tqdm(collection.query_texts, desc=f"searching ({mode or 'served'})", disable=not progress)
         ):
-            like = collection.likes[row] if collection.likes else None
-            result = services.search.search(SearchQuery(None if like else query, depth, mode=mode, like=like))
-            hits, ranking = result.hits, result.ranking
+            like, own = collection.likes[row] if collection.likes else None, collection.own_document(row)
+            asked = depth + (own is not None and like is None)  # its own document found too: judged out
+            result = services.search.search(SearchQuery(None if like else query, asked, mode=mode, like=like))
+            hits, ranking = [h for h in result.hits if h.id != own][:depth], result.ranking
             top[row, : len(hits)] = [column[h.id] for h in hits]
         found[mode] = (top, ranking)
     return found

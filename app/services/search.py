@@ -65,9 +65,10 @@ class SearchService(OnCollection):
             self._tuned = (time.monotonic(), ranking)
         return ranking
 
-    def served_ranking(self, index: SearchIndex) -> Ranking:
-        """How a request that names no ranking is ranked now: what /info and the page show."""
-        return ranking_for(self.settings, index.correction, self.tuned_ranking())
+    def served_ranking(self, index: SearchIndex, *, like: bool = False) -> Ranking:
+        """How a request that names no ranking is ranked now (`like`: one like a stored document): what /info and the
+        page show."""
+        return ranking_for(self.settings, index.correction, self.tuned_ranking(), like=like)
 
     def _check(self, query: SearchQuery, index: SearchIndex) -> None:
         if not 1 <= query.k <= self.settings.max_k:
@@ -148,7 +149,9 @@ class SearchService(OnCollection):
             key = (repr(query.filter), version)  # repr: False and 0 are equal, and hash alike, as Python values
             allowed = Allowed(index.fields.matching(query.filter, copy=False), key)
         asked = query.asked() | ({"mode": "dense"} if query.text is None else {})
-        ranking = ranking_for(self.settings, index.correction, self.tuned_ranking(), **asked)
+        ranking = ranking_for(
+            self.settings, index.correction, self.tuned_ranking(), like=query.like is not None, **asked
+        )
         wanted = query.wanted
         dense_only = ranking.mode == "dense" and query.score_threshold is None
         depth = wanted if dense_only else max(wanted, ranking.candidates)
@@ -160,10 +163,9 @@ class SearchService(OnCollection):
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
         described = ranking.describe()
         if ranking.feedback and dense.stored is not None:  # the shards keep their vectors: no feedback there
-            found, described["feedback"]["from"] = self.feed_back(
-                index, vector, ranked, found, dense, ranking, depth, allowed
-            )
-            ranked = [hit for hit in fuse(found, ranking) if hit[0] != query.like]  # feedback searched again
+            top = described["feedback"]["from"] = [doc_id for doc_id, _ in ranked[: ranking.feedback_docs]]
+            found = self.feed_back(index, vector, top, found, dense, ranking, depth, allowed, query.like)
+            ranked = fuse(found, ranking)
         hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, query.score_threshold)
         hits = self._diversified(index, query, hits)[query.offset : query.offset + query.k]
         if query.explain:
@@ -193,22 +195,29 @@ class SearchService(OnCollection):
         self,
         index: SearchIndex,
         vector: np.ndarray,
-        ranked: list[tuple[str, float]],
+        top: list[str],
         found: Candidates,
         dense: DenseList,
         ranking: Ranking,
         depth: int,
         allowed: Collection[str] | None,
-    ) -> tuple[Candidates, list[str]]:
-        """The dense list searched again with the query moved toward the first results' best passages (Rocchio),
-        and which documents those were; the lexical list and the dense confidence stay the query's own."""
-        top = [doc_id for doc_id, _ in ranked[: ranking.feedback_docs]]
+        leave_out: str | None = None,
+        *,
+        documents: bool = False,
+    ) -> Candidates:
+        """The dense list searched again with the query moved toward the `top` documents' best passages (Rocchio;
+        with `documents`, toward each one's mean passage: the form docs/search.md compares it with); the lexical
+        list and the dense confidence stay the query's own, and a document searched like (`leave_out`) stays out."""
         if dense.stored is None:  # the shards keep their vectors: nothing to move the query toward
-            return found, []
-        rows = dense.stored([passage_key(doc_id, dense.best.get(doc_id, 0)) for doc_id in top])
+            return found
+        if documents:
+            means = [np.nanmean(dense.stored(index.keys_of([doc_id])), axis=0) for doc_id in top]
+            rows = np.array([m / np.linalg.norm(m) for m in means]).reshape(len(top), -1)
+        else:
+            rows = dense.stored([passage_key(doc_id, dense.best.get(doc_id, 0)) for doc_id in top])
         moved = rocchio(vector[0], rows[~np.isnan(rows).any(axis=1)], ranking.feedback_weight)
-        again = self.dense.search(index, moved[None, :], depth, Scope(allowed))
-        return replace(found, dense=again.hits), top
+        again = self.dense.search(index, moved[None, :], depth + (leave_out is not None), Scope(allowed))
+        return replace(found, dense=[hit for hit in again.hits if hit[0] != leave_out][:depth])
 
     def candidates(
         self,
@@ -229,14 +238,11 @@ class SearchService(OnCollection):
         scope, depth = Scope(allowed, where), depth + (leave_out is not None)
         dense = self.dense.search(index, vector, depth, scope) if mode != "lexical" else DenseList()
         lexical = self.lexical.search(index, text, depth, scope) if mode != "dense" else LexicalList()
-        if leave_out is not None:
-            dense = replace(dense, hits=[hit for hit in dense.hits if hit[0] != leave_out])
-            lexical = replace(lexical, hits=[hit for hit in lexical.hits if hit[0] != leave_out])
-        confidence = 1.0
+        found = Candidates(dense.hits, lexical.hits, coverage=lexical.coverage)
         if mode == "hybrid" and dense.hits and (scale := self.dense.scale(index)) is not None:
-            confidence = scale.confidence(dense.hits[0][1])
+            found = replace(found, dense_confidence=scale.confidence(dense.hits[0][1]), dense_range=scale.range)
         missing = sorted({*dense.missing, *lexical.missing})  # either list's shards: the answer is partial
-        return Candidates(dense.hits, lexical.hits, confidence, lexical.coverage), replace(dense, missing=missing)
+        return found if leave_out is None else found.without(leave_out), replace(dense, missing=missing)
 
     def _hits(
         self,

@@ -70,7 +70,7 @@ class SearchQuery:
     @property
     def wanted(self) -> int:
         """Results found before the page is cut: the pages before it, and MMR's whole fetch."""
-        return max(self.k + self.offset, self.diversity.fetch if self.diversity else 0) + (self.like is not None)
+        return max(self.k + self.offset, self.diversity.fetch if self.diversity else 0)
 
     def describe(self) -> dict[str, Any]:
         """The query's fields as JSON would hold them (no vector), for logs and tests."""

@@ -99,7 +99,7 @@ def test_eval_search_served_finishes_when_every_encoding_outlasts_the_request_de
 
 
 @pytest.mark.process
-def test_compare_rankings_prints_each_ranking_on_queries_and_like_tasks(env, tmp_path):
+def test_compare_rankings_prints_each_ranking_on_queries_like_tasks_and_long_queries(env, tmp_path):
     from tests.offline.test_fusion_study import DOCS
     from tests.offline.test_retrieval import write_collection
 
@@ -109,7 +109,7 @@ def test_compare_rankings_prints_each_ranking_on_queries_and_like_tasks(env, tmp
     r = run_cli("compare-rankings", "--data", str(folder), "--like-tasks", "3", env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     *lines, last = r.stdout.strip().splitlines()
-    assert [line.split(" (")[0] for line in lines] == ["tiny queries", "tiny like tasks"]
+    assert [line.split(" (")[0] for line in lines] == ["tiny queries", "tiny like tasks", "tiny long queries"]
     assert "convex 0.4" in lines[0] and json.loads(last)["tiny"]["like tasks"]["n"] == 3
     refused = run_cli("eval-search", "--data", str(folder), "--like-tasks", "3", env=env)
     assert refused.returncode == 2 and "--mode" in refused.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from app.index.fusion import (
@@ -114,3 +116,34 @@ def test_equal_scores_rank_by_id_whatever_order_the_lists_hold_them_in():
     for mode in ("dense", "lexical", "hybrid"):
         found = Candidates(dense=tied, lexical=tied[::-1])
         assert [d for d, _ in fuse(found, Ranking(mode=mode, fusion="convex"))] == ["d5", "d1", "d3", "d9"], mode
+
+
+LONG_QUERY = Candidates(  # a long query whose own text is stored ("q"): first in both lists, far above the rest
+    [("q", 0.99), ("a", 0.70), ("b", 0.55), ("c", 0.20)],
+    [("q", 300.0), ("b", 100.0), ("a", 50.0), ("c", 10.0)],
+    1.0,
+    {"q": 1.0, "b": 0.25, "a": 0.2, "c": 0.05},
+    (0.2, 0.8),
+)
+
+
+def test_a_near_copy_keeps_its_own_parts_and_the_others_are_weighed_as_if_it_were_not_stored():
+    assert LONG_QUERY.near_copy() == "q"
+    rest = LONG_QUERY.without("q")
+    assert rest.dense_confidence == pytest.approx((0.70 - 0.2) / 0.6) and rest.lexical_confidence == 0.25
+    assert "q" not in rest.coverage and [d for d, _ in rest.lexical] == ["b", "a", "c"]
+    fused, alone = dict(fuse(LONG_QUERY, Ranking())), dict(fuse(rest, Ranking()))
+    assert {d: s for d, s in fused.items() if d != "q"} == pytest.approx(alone)
+    assert fused["q"] == pytest.approx(0.3 * 1.0 + 0.7 * 1.0)  # its own parts: first in both lists, coverage 1
+    assert [d for d, _ in fuse(LONG_QUERY, Ranking())] == ["q", "a", "b", "c"]
+    squeezed = replace(LONG_QUERY, dense_range=None)  # read with the copy: lexical wins b over a, by BM25 it shrank
+    assert [d for d, _ in fuse(squeezed, Ranking())] == ["q", "b", "a", "c"]
+
+
+def test_only_a_document_first_in_both_lists_at_near_duplicate_cosine_is_a_near_copy():
+    assert replace(LONG_QUERY, dense_range=None).near_copy() is None  # the range unknown: no judgement
+    assert replace(LONG_QUERY, dense_confidence=0.9).near_copy() is None  # not as close as near duplicates
+    assert replace(LONG_QUERY, lexical=LONG_QUERY.lexical[1:]).near_copy() is None  # lexical puts b first
+    assert Candidates().near_copy() is None
+    convex = Ranking(fusion="convex")  # only calibrated fusion reads confidences, and only it reads past a copy
+    assert dict(fuse(LONG_QUERY, convex)) == dict(fuse(replace(LONG_QUERY, dense_range=None), convex))

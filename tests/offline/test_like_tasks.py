@@ -33,3 +33,10 @@ def test_a_limit_keeps_a_seeded_draw_in_order():
     every, some = like_tasks(wide).query_ids, like_tasks(wide, limit=5, seed=3)
     assert len(some.query_ids) == 5 and some.query_ids == [t for t in every if t in some.query_ids]
     assert some.query_ids == like_tasks(wide, limit=5, seed=3).query_ids != like_tasks(wide, limit=5, seed=4).query_ids
+
+
+def test_as_text_the_same_tasks_send_the_document_s_text_and_judge_it_out_of_its_ranking():
+    pasted = like_tasks(COLLECTION, as_text=True)
+    assert pasted.likes is None and pasted.own == ["a", "b"] and pasted.query_texts == ["alpha text", "beta text"]
+    assert pasted.qrels == like_tasks(COLLECTION).qrels
+    assert [pasted.own_document(row) for row in (0, 1)] == ["a", "b"] and COLLECTION.own_document(0) is None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from app.index.fusion import Candidates
-from app.offline.ranking_tuning import choose_ranking
+from dataclasses import replace
+
+from app.index.fusion import Candidates, Ranking
+from app.offline.ranking_tuning import choose_ranking, scored
 from app.offline.retrieval import JudgedCorpus
 
 
@@ -62,3 +64,12 @@ def test_feedback_is_a_candidate_when_the_lists_searched_again_are_given():
     assert (chosen.feedback_docs, chosen.feedback_weight) == (3, 1.0) and record["candidates"] == 25
     without, _ = choose_ranking([(collection, plain), (collection, plain)], "a+b")  # nothing searched again:
     assert without.feedback_docs == 0  # feedback is no candidate
+
+
+def test_a_query_s_own_document_is_judged_out_of_its_ranking():
+    """Each query's own text stored ("own"): first in both lists, never an answer; what follows it is judged."""
+    collection, lists = judged(10, True, dense_good=True)
+    first = [Candidates([("x0", 2.0), *found.without("x0").dense], [("x0", 99.0)]) for found in lists]
+    with_own = replace(collection, own=["x0"] * 10)
+    assert scored(Ranking(mode="dense"), [(with_own, first)]).ndcg[0].mean() == 1.0
+    assert scored(Ranking(mode="dense"), [(collection, first)]).ndcg[0].mean() < 1.0

@@ -3,10 +3,12 @@ against dense alone on the same service."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from app.offline.like_tasks import like_tasks
-from app.offline.retrieval import read_judged_corpus
+from app.offline.retrieval import DEPTH, read_judged_corpus
 from app.offline.served_search import evaluate_served
 from tests.offline.test_retrieval import write_collection
 
@@ -41,3 +43,21 @@ def test_more_like_this_tasks_search_like_their_document_and_never_find_it(make_
     assert tasks.likes == ["0", "4"]  # q1 has one relevant document: no task
     result = evaluate_served(make_settings(backbone="hashing"), tasks, "hybrid")
     assert result["n_queries"] == 2 and result["success_at_1"] == 100.0  # each finds the other, not itself
+
+
+def test_long_queries_send_their_document_s_text_and_are_judged_without_it(make_settings, tmp_path):
+    docs = DOCS + [{"_id": "4", "title": "", "text": "the cat sleeps at noon"}]
+    folder = write_collection(tmp_path / "tiny", docs, [{"_id": "q0", "text": "cat"}], [("q0", "0", 1), ("q0", "4", 1)])
+    pasted = like_tasks(read_judged_corpus(folder), as_text=True)
+    result = evaluate_served(make_settings(backbone="hashing"), pasted, "hybrid")
+    assert result["n_queries"] == 2 and result["success_at_1"] == 100.0  # its own text first, judged out: the other
+
+
+def test_a_collection_deeper_than_the_metrics_cut_is_searched_to_the_cut_with_the_service_s_own_limit(
+    make_settings, tmp_path
+):
+    docs = [{"_id": str(i), "title": "", "text": f"note {i} about topic {i % 7}"} for i in range(DEPTH + 20)]
+    folder = write_collection(tmp_path / "deep", docs, [{"_id": "q0", "text": "topic 3"}], [("q0", "3", 1)])
+    pasted = like_tasks(replace(read_judged_corpus(folder), qrels={"q0": {"3": 1, "10": 1}}), as_text=True)
+    for collection in (read_judged_corpus(folder), pasted):  # k = 100, and 101 with its own document judged out
+        assert evaluate_served(make_settings(backbone="hashing"), collection, "hybrid")["recall_at_100"] > 0

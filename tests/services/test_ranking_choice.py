@@ -11,7 +11,7 @@ from app.core.config import Settings
 from app.core.errors import InvalidInput
 from app.core.search_settings import SearchSettings
 from app.correction.pipeline import Correction
-from app.index.fusion import DEFAULT_FUSION, DEFAULT_RULE, DEFAULT_WEIGHT, DEFAULT_WEIGHTS
+from app.index.fusion import DEFAULT_FUSION, DEFAULT_RULE, DEFAULT_WEIGHT, DEFAULT_WEIGHTS, LIKE_FEEDBACK, LIKE_RULE
 from app.services.ranking_choice import RANKING, ranking_for
 
 
@@ -58,3 +58,13 @@ def test_a_fusion_named_without_a_weight_takes_its_own_default_weight(tuned):
 def test_a_ranking_the_fusion_refuses_is_a_4xx():
     with pytest.raises(InvalidInput):
         ranking_for(settings(), None, lexical_weight=2.0)
+
+
+def test_a_search_like_a_document_feeds_back_unless_the_request_or_the_settings_name_feedback(tuned):
+    like = ranking_for(settings(), tuned, like=True)
+    assert (like.feedback_docs, like.feedback_weight) == LIKE_FEEDBACK and like.chosen_by == f"judgments; {LIKE_RULE}"
+    assert ranking_for(settings(), tuned).feedback_docs == 0  # a text query: off
+    assert ranking_for(settings(), None, like=True, feedback_docs=0).feedback_docs == 0  # the request's
+    assert ranking_for(settings(feedback_docs=0), None, like=True).feedback_docs == 0  # the settings'
+    chosen = ranking_for(settings(), None, like=True, feedback_docs=5, feedback_weight=0.5)
+    assert (chosen.feedback_docs, chosen.feedback_weight, chosen.chosen_by) == (5, 0.5, "request")

@@ -253,15 +253,35 @@ def test_like_finds_the_documents_nearest_a_stored_one_without_it_in_every_mode_
     assert posted["like"] == "heron" and posted["query"] is None and posted["ranking"]["mode"] == "hybrid"
     got = client.get("/search", params={"like": "heron", "q": "waits by the river", "k": 5}).json()
     assert "heron" not in [h["id"] for h in got["results"]] and got["results"][0]["id"] == "egret"
-    told = client.post("/search", json={"like": "heron", "k": 1, "explain": True}).json()["results"][0]["explain"]
+    assert posted["ranking"]["feedback"] == {"docs": 3, "weight": 1.0, "from": ids[:3]}  # like's own default
+    plain = {"like": "heron", "k": 1, "explain": True, "feedback": False}
+    told = client.post("/search", json=plain).json()["results"][0]["explain"]
     assert told["dense"]["rank"] == told["lexical"]["rank"] == 1  # left out of both lists before they were weighed
+    weighed = client.post("/search", json=plain).json()["ranking"]["confidence"]
+    assert weighed["lexical"] < 1  # no other document holds all its words: its own coverage does not count
+    fed = client.post("/search", json={"like": "heron", "explain": True}).json()["results"]
+    assert "heron" not in [h["id"] for h in fed] and all(h["explain"]["dense"]["rank"] for h in fed[:3])
     for mode in ("dense", "lexical"):
-        found = [h["id"] for h in client.post("/search", json={"like": "heron", "mode": mode}).json()["results"]]
+        asked = {"like": "heron", "mode": mode, "feedback": False}  # the nearest as found, not fed back
+        found = [h["id"] for h in client.post("/search", json=asked).json()["results"]]
         assert found[0] == "egret" and "heron" not in found, (mode, found)
     pets = client.post("/search", json={"like": "dog", "filter": {"kind": "pet"}}).json()["results"]
     assert [h["id"] for h in pets] == ["cat"]
     pages = [client.post("/search", json={"like": "heron", "k": 2, "offset": o}).json()["results"] for o in (0, 2)]
     assert [h["id"] for page in pages for h in page] == ids[:4]  # the left-out document does not shift the pages
+
+
+def test_a_stored_copy_of_a_long_query_comes_first_and_the_others_rank_as_if_it_were_not_stored(client):
+    pasted = "a grey heron waits by the river and a white egret waits by the river at dusk near the night train"
+    copy = {"id": "copy", "text": pasted, "metadata": {"kind": "copy"}}
+    assert client.post("/documents", json={"documents": [*LIKE_DOCS, copy]}).status_code == 201
+    found = client.post("/search", json={"q": pasted, "k": 6}).json()
+    ranked = {"q": pasted, "k": 5, "filter": {"kind": {"$ne": "copy"}}, "explain": True}
+    without = client.post("/search", json=ranked).json()  # the same statistics, the copy filtered out of both lists
+    assert found["results"][0]["id"] == "copy"
+    rest = [(h["id"], h["rank_score"]) for h in found["results"][1:]]
+    assert rest == [(h["id"], pytest.approx(h["rank_score"])) for h in without["results"]]
+    assert without["ranking"]["confidence"]["lexical"] < 1  # what the copy's own coverage would have read as 1
 
 
 def test_like_of_a_document_that_is_not_stored_is_a_404_and_with_q_its_vector_meets_q_s_words(client):
@@ -271,5 +291,6 @@ def test_like_of_a_document_that_is_not_stored_is_a_404_and_with_q_its_vector_me
     error_of(client.get("/search", params={"like": "heron"}), 422)  # the GET form needs q: like alone is POST's
     lexical = client.get("/search", params={"like": "heron", "q": "night train", "mode": "lexical"}).json()
     assert [h["id"] for h in lexical["results"]][:1] == ["train"] and lexical["like"] == "heron"  # q's words
-    dense = client.get("/search", params={"like": "heron", "q": "night train", "mode": "dense"}).json()
+    unfed = {"like": "heron", "q": "night train", "mode": "dense", "feedback": "false"}
+    dense = client.get("/search", params=unfed).json()
     assert [h["id"] for h in dense["results"]][0] == "egret"  # the document's vector, itself left out
