@@ -13,7 +13,7 @@ from app.core.config import STS_DIR, Settings
 from app.engine.encoder import BatchingEngine
 from tests.conftest import with_graphs
 
-TEXTS = 200
+TEXTS = 120  # rounds of 2 to 256 of them: a round-dependent vector (dynamic int8 scales) moves by 1e-3
 SERVED = [
     ("hashing", "none", "mean"),
     *(("onnx", "int8", p) for p in ("mean", "cls", "first_last_avg", "embedding_avg")),
