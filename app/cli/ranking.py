@@ -135,7 +135,7 @@ def _tune_ranking(services: Services, collection: str, publish: bool) -> dict[st
         found, dense = search.candidates(index, query, vector, "hybrid", default.candidates, None)
         if not ranking.feedback:
             return found
-        top = [doc_id for doc_id, _ in fuse(found, ranking)[: ranking.feedback_docs]]
+        top = ranking.feedback_from(fuse(found, ranking))
         return search.feed_back(index, vector, top, found, dense, ranking, default.candidates, None)
 
     try:

@@ -101,6 +101,10 @@ class Ranking:
             return None
         return {"docs": self.feedback_docs, "weight": self.feedback_weight}
 
+    def feedback_from(self, hits: Hits) -> list[str]:
+        """The documents feedback moves the query toward: the first `feedback_docs` of `hits` (fused, or dense)."""
+        return [doc_id for doc_id, _ in hits[: self.feedback_docs]]
+
 
 def confidence(best: float, low: float, high: float) -> float:
     """How far a best cosine stands in a collection's range: 0 no higher than unrelated documents' (`low`), 1 at

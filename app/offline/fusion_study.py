@@ -73,7 +73,7 @@ def studied_lists(
         lists[""].append(found)
         for name, (fusion, documents) in FORMS.items():
             ranking = rankings[name]
-            top = [doc_id for doc_id, _ in (fuse(found, ranking) if fusion else found.dense)[: FED[0]]]
+            top = ranking.feedback_from(fuse(found, ranking) if fusion else found.dense)
             again = search.feed_back(
                 index, vector, top, found, dense, ranking, CANDIDATES, None, like, documents=documents
             )

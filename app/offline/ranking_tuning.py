@@ -73,7 +73,7 @@ def candidate_lists(services: Services, texts: list[str]) -> dict[tuple[Any, ...
         lists[()].append(found)
         for docs, weight in FEEDBACK:
             fed = replace(Ranking(), feedback_docs=docs, feedback_weight=weight)
-            top = [doc_id for doc_id, _ in fuse(found, fed)[:docs]]
+            top = fed.feedback_from(fuse(found, fed))
             lists[(docs, weight)].append(search.feed_back(index, vector, top, found, dense, fed, CANDIDATES, None))
     return lists
 

@@ -163,7 +163,7 @@ class SearchService(OnCollection):
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
         described = ranking.describe()
         if ranking.feedback and dense.stored is not None:  # the shards keep their vectors: no feedback there
-            top = described["feedback"]["from"] = [doc_id for doc_id, _ in ranked[: ranking.feedback_docs]]
+            top = described["feedback"]["from"] = ranking.feedback_from(ranked)
             found = self.feed_back(index, vector, top, found, dense, ranking, depth, allowed, query.like)
             ranked = fuse(found, ranking)
         hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, query.score_threshold)

@@ -147,3 +147,10 @@ def test_only_a_document_first_in_both_lists_at_near_duplicate_cosine_is_a_near_
     assert Candidates().near_copy() is None
     convex = Ranking(fusion="convex")  # only calibrated fusion reads confidences, and only it reads past a copy
     assert dict(fuse(LONG_QUERY, convex)) == dict(fuse(replace(LONG_QUERY, dense_range=None), convex))
+
+
+def test_feedback_moves_toward_the_first_documents_of_the_list_it_is_given():
+    hits = [("a", 0.9), ("b", 0.8), ("c", 0.7), ("d", 0.6)]
+    assert Ranking(feedback_docs=3).feedback_from(hits) == ["a", "b", "c"]
+    assert Ranking(feedback_docs=5).feedback_from(hits[:2]) == ["a", "b"]
+    assert Ranking().feedback_from(hits) == []  # off
