@@ -24,6 +24,7 @@ import tantivy
 
 from app.core.names import LEXICAL_LANGUAGES as LANGUAGES
 from app.core.search_settings import SearchSettings
+from app.index.ties import decided
 
 ID, BODY, ANALYZER = "id", "body", "words"
 WRITER_HEAP = 32_000_000  # bytes the writer buffers before it flushes a segment by itself
@@ -162,16 +163,15 @@ class LexicalIndex:
 
     def search(self, text: str, k: int, *, allowed: Collection[str] | None = None) -> list[tuple[str, float]]:
         """Top-k (id, BM25 score), best first; `allowed` restricts the candidates to those ids."""
-        searcher, _, hits = self._search(text, k, allowed)
-        return [(searcher.doc(address)[ID][0], score) for score, address in hits]
+        _, _, hits = self._search(text, k, allowed)
+        return [(doc_id, score) for doc_id, score, _ in hits]
 
     def search_covered(
         self, text: str, k: int, *, allowed: Collection[str] | None = None
     ) -> tuple[list[tuple[str, float]], dict[str, float]]:
         """`search`, and the share of the query's term weight (idf) each hit holds: 1 for a document holding every
         term of the query, whatever their frequencies. One more query, scored by constant idf per term matched."""
-        searcher, terms, hits = self._search(text, k, allowed)
-        found = [(searcher.doc(address)[ID][0], score, address) for score, address in hits]
+        searcher, terms, found = self._search(text, k, allowed)
         if not found:
             return [], {}
         total = searcher.num_docs
@@ -200,8 +200,8 @@ class LexicalIndex:
 
     def _search(
         self, text: str, k: int, allowed: Collection[str] | None
-    ) -> tuple[tantivy.Searcher, list[str], list[tuple[float, Any]]]:
-        """The searcher read, the query's terms, and its top-k (BM25, address)."""
+    ) -> tuple[tantivy.Searcher, list[str], list[tuple[str, float, Any]]]:
+        """The searcher read, the query's terms, and its top-k (id, BM25, address), equal scores by id."""
         terms = self.terms(text)  # a repeated term counts again, as in any BM25 engine
         if self.sentinel:
             terms = [t for t in terms if t != self.sentinel_term]
@@ -211,7 +211,13 @@ class LexicalIndex:
         query = tantivy.Query.boolean_query([(tantivy.Occur.Should, self._term(term)) for term in terms])
         if allowed is not None:
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, self.only(allowed))])
-        return searcher, terms, [(float(score), address) for score, address in searcher.search(query, k).hits]
+        asked = k + 1  # read past k until the k-th score's run of equal scores has ended (index/ties)
+        while True:
+            hits = [(float(score), address) for score, address in searcher.search(query, asked).hits]
+            if decided([score for score, _ in hits], k, asked):
+                found = [(searcher.doc(address)[ID][0], score, address) for score, address in hits]
+                return searcher, terms, sorted(found, key=lambda hit: (-hit[1], hit[0]))[:k]
+            asked *= 4
 
     # --- files ------------------------------------------------------------------------------------------
 

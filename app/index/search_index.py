@@ -17,6 +17,7 @@ from app.index.key_index import KeyIndex
 from app.index.lexical import LexicalIndex
 from app.index.passages import best_passages, passage_key, passage_of
 from app.index.rerank import ExactVectors
+from app.index.ties import cut
 
 
 @dataclass(eq=False)  # compared by identity: "is this still the index the snapshot holds"
@@ -112,13 +113,14 @@ def dense_hits(
     allowed: Collection[str] | None,
     exact: ExactVectors | None = None,
 ) -> tuple[list[tuple[str, float]], dict[str, int]]:
-    """The top `depth` documents by their best passage's cosine, and which passage that was; passages are
-    searched deeper until `depth` distinct documents are found or the index has no more."""
+    """The top `depth` documents by their best passage's cosine (equal ones by id), and which passage that was;
+    passages are searched deeper until the depth-th document's score is settled or the index has no more."""
     keys = PassageKeys(allowed, index) if allowed is not None and index.passages else allowed
-    size, want = len(index.dense), depth
+    size, want = len(index.dense), depth + 1
     while True:
         (hits,) = index.dense.search(vector, want, allowed=keys, exact=exact)
         docs, best = best_passages(hits)
-        if len(docs) >= depth or len(hits) < want or want >= size:
-            return docs[:depth], best
+        exhausted = len(hits) < want or want >= size
+        if exhausted or (len(docs) > depth and hits[-1][1] < docs[depth - 1][1]):
+            return cut(docs, depth), best
         want = min(want * 4, size)

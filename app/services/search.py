@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Collection
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from app.index.live import ServedIndex
 from app.index.metadata_filter import Filter
 from app.index.mmr import mmr_order
 from app.index.passages import passage_key
+from app.index.ranked import TAIL_SCORE, RankedList
 from app.index.search_index import SearchIndex
 from app.services.embedding import EmbeddingService
 from app.services.on_collection import OnCollection
@@ -142,7 +144,7 @@ class SearchService(OnCollection):
         """The query's page of documents in `index`, found with `vector` (in its search space): those the filter
         selects and whose cosine reaches the threshold, ranked as the query asks (else as the collection does),
         re-ordered by MMR if asked; with the description of the space and the ranking that found them, and with
-        `explain` each hit's ranks and scores in both lists."""
+        `explain` each hit's ranks and scores in both lists. Every page is cut from one ranking (index/ranked)."""
         allowed = None
         if query.filter is not None and not self.filtered_by_shards:  # the shards match it themselves
             version = index.fields.version  # read first: ids read after a write are never kept under an older one
@@ -152,9 +154,9 @@ class SearchService(OnCollection):
         ranking = ranking_for(
             self.settings, index.correction, self.tuned_ranking(), like=query.like is not None, **asked
         )
-        wanted = query.wanted
-        dense_only = ranking.mode == "dense" and query.score_threshold is None
-        depth = wanted if dense_only else max(wanted, ranking.candidates)
+        wanted, fused = query.wanted, ranking.mode == "hybrid"
+        # hybrid fuses a window fixed per query; one list is read as deep as the page (and feedback) needs
+        depth = ranking.candidates if fused else max(wanted, ranking.feedback_docs)
         found, dense = self.candidates(
             index, query.text or "", vector, ranking.mode, depth, allowed, query.filter, query.like
         )
@@ -162,20 +164,35 @@ class SearchService(OnCollection):
         ranked = fuse(found, ranking)  # a document searched like is not among the candidates
         cosines, bm25 = dict(found.dense), dict(found.lexical)  # the query's own: what `score` reports
         described = ranking.describe()
+        scope, moved, read = Scope(allowed, query.filter), vector, dense.hits
         if ranking.feedback and dense.stored is not None:  # the shards keep their vectors: no feedback there
             top = described["feedback"]["from"] = ranking.feedback_from(ranked)
-            found = self.feed_back(index, vector, top, found, dense, ranking, depth, allowed, query.like)
+            moved = self.moved(index, vector, top, dense, ranking)[None, :]
+            read = self.dense.search(index, moved, depth + (query.like is not None), scope).hits
+            found = replace(found, dense=[hit for hit in read if hit[0] != query.like][:depth])
             ranked = fuse(found, ranking)
-        hits = self._hits(index, vector[0], ranked, cosines, best, bm25, wanted, query.score_threshold)
+        if ranking.mode == "lexical":  # read again from the top: `found` left out the document searched like
+            source, read = partial(self._lexical_hits, index, query.text or "", scope), []
+        else:
+            source = partial(self._dense_hits, index, moved, scope)
+        head, tail = (ranked, TAIL_SCORE) if fused else ((), None)
+        order = RankedList(source, read, len(read) and depth + (query.like is not None), head, query.like, tail)
+        hits = self._hits(index, vector[0], order, cosines, best, bm25, wanted, query.score_threshold)
         hits = self._diversified(index, query, hits)[query.offset : query.offset + query.k]
         if query.explain:
             told = explanations(found, ranking, [h.id for h in hits])
             hits = [replace(h, explanation=told[h.id]) for h in hits]
-            if ranking.mode == "hybrid":
+            if fused:
                 described["confidence"] = {"dense": found.dense_confidence, "lexical": found.lexical_confidence}
         if query.diversity is not None:
             described["mmr"] = {"lambda": query.diversity.weight, "fetch_k": query.diversity.fetch}
         return SearchResult(hits, index.describe_search(), described, dense.missing)
+
+    def _dense_hits(self, index: SearchIndex, vector: np.ndarray, scope: Scope, depth: int) -> list[tuple[str, float]]:
+        return self.dense.search(index, vector, depth, scope).hits
+
+    def _lexical_hits(self, index: SearchIndex, text: str, scope: Scope, depth: int) -> list[tuple[str, float]]:
+        return self.lexical.search(index, text, depth, scope).hits
 
     def _diversified(self, index: SearchIndex, query: SearchQuery, hits: list[SearchHit]) -> list[SearchHit]:
         """The hits re-ordered by MMR when asked, and given their best passage's vector when asked."""
@@ -183,9 +200,10 @@ class SearchService(OnCollection):
             return hits
         stored = self._served.builder.vectors.exact_vectors(index.correction, index.dense.dim)
         rows = stored([passage_key(h.id, h.passage_index) for h in hits])
-        if query.diversity is not None:
-            relevance = np.array([h.score for h in hits])
-            order = mmr_order(relevance, rows, query.diversity.weight, query.offset + query.k)
+        if query.diversity is not None:  # the first `fetch` re-ordered, the rest as ranked: the same on every page
+            pool = min(query.diversity.fetch, len(hits))
+            relevance = np.array([h.score for h in hits[:pool]])
+            order = [*mmr_order(relevance, rows[:pool], query.diversity.weight, pool), *range(pool, len(hits))]
             hits, rows = [hits[i] for i in order], rows[order]
         if query.include_vectors:
             hits = [replace(h, vector=[round(float(x), 7) for x in row]) for h, row in zip(hits, rows, strict=True)]
@@ -210,14 +228,29 @@ class SearchService(OnCollection):
         list and the dense confidence stay the query's own, and a document searched like (`leave_out`) stays out."""
         if dense.stored is None:  # the shards keep their vectors: nothing to move the query toward
             return found
+        moved = self.moved(index, vector, top, dense, ranking, documents=documents)
+        again = self.dense.search(index, moved[None, :], depth + (leave_out is not None), Scope(allowed))
+        return replace(found, dense=[hit for hit in again.hits if hit[0] != leave_out][:depth])
+
+    def moved(
+        self,
+        index: SearchIndex,
+        vector: np.ndarray,
+        top: list[str],
+        dense: DenseList,
+        ranking: Ranking,
+        *,
+        documents: bool = False,
+    ) -> np.ndarray:
+        """The query vector moved toward the `top` documents' best passages (with `documents`, their mean ones)."""
+        if dense.stored is None:
+            return vector[0]
         if documents:
             means = [np.nanmean(dense.stored(index.keys_of([doc_id])), axis=0) for doc_id in top]
             rows = np.array([m / np.linalg.norm(m) for m in means]).reshape(len(top), -1)
         else:
             rows = dense.stored([passage_key(doc_id, dense.best.get(doc_id, 0)) for doc_id in top])
-        moved = rocchio(vector[0], rows[~np.isnan(rows).any(axis=1)], ranking.feedback_weight)
-        again = self.dense.search(index, moved[None, :], depth + (leave_out is not None), Scope(allowed))
-        return replace(found, dense=[hit for hit in again.hits if hit[0] != leave_out][:depth])
+        return rocchio(vector[0], rows[~np.isnan(rows).any(axis=1)], ranking.feedback_weight)
 
     def candidates(
         self,
@@ -248,36 +281,36 @@ class SearchService(OnCollection):
         self,
         index: SearchIndex,
         vector: np.ndarray,
-        ranked: list[tuple[str, float]],
+        order: RankedList,
         cosines: dict[str, float],
         best: dict[str, int],
         lexical: dict[str, float],
         k: int,
         threshold: float | None,
     ) -> list[SearchHit]:
-        """The first k ranked documents that exist and reach the threshold, read from Redis in runs of k."""
+        """The first k ranked documents that exist and reach the threshold, read from Redis in runs of k (the
+        ranking read deeper while some are skipped)."""
         out: list[SearchHit] = []
-        for start in range(0, len(ranked), k):
-            run = ranked[start : start + k]
-            records = self.store.documents.get(self.collection_key, [doc_id for doc_id, _ in run], replica_ok=True)
-            for (doc_id, rank_score), record in zip(run, records, strict=True):
-                if record is None:
-                    continue
-                cosine, n, passage = exact_cosine(self._served.builder.vectors, index, record, vector, cosines, best)
-                if threshold is not None and cosine < threshold:
-                    continue
-                out.append(
-                    SearchHit(
-                        record.id,
-                        record.text,
-                        json.loads(record.metadata_json),
-                        cosine,
-                        rank_score,
-                        lexical.get(doc_id),
-                        passage,
-                        passage_index=n,
+        start, depth = 0, k
+        while True:
+            ranked = order.first(depth)
+            for begin in range(start, len(ranked), k):
+                run = ranked[begin : begin + k]
+                ids = [doc_id for doc_id, _ in run]
+                records = self.store.documents.get(self.collection_key, ids, replica_ok=True)
+                for (doc_id, rank_score), record in zip(run, records, strict=True):
+                    if record is None:
+                        continue
+                    cosine, n, passage = exact_cosine(
+                        self._served.builder.vectors, index, record, vector, cosines, best
                     )
-                )
-                if len(out) == k:
-                    return out
-        return out
+                    if threshold is not None and cosine < threshold:
+                        continue
+                    metadata = json.loads(record.metadata_json)
+                    hit = SearchHit(record.id, record.text, metadata, cosine, rank_score, lexical.get(doc_id), passage)
+                    out.append(replace(hit, passage_index=n))
+                    if len(out) == k:
+                        return out
+            if len(ranked) < depth:  # the ranking has ended
+                return out
+            start, depth = len(ranked), depth * 2
