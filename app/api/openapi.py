@@ -27,6 +27,7 @@ def served_values(settings: Settings) -> dict[str, Any]:
         "max_texts": settings.max_texts,
         "max_text_chars": settings.max_text_chars,
         "max_k": settings.max_k,
+        "max_search_depth": settings.max_search_depth,
         "backbones": sorted({settings.backbone, *settings.collection_backbones}),
         "models": [str(p) for p in settings.collection_models],
         "max_collection_shards": settings.max_collection_shards,

@@ -19,7 +19,7 @@ from app.services.search_query import Diversity, SearchQuery, VectorSpace
 Weight = Annotated[float, Field(strict=True, ge=0, le=1)]  # a number, not a boolean
 RrfK = Annotated[StrictInt, Field(ge=1, le=MAX_RRF_K)]
 Depth = Annotated[StrictInt, Field(ge=1, le=MAX_CANDIDATES)]
-Offset = Annotated[StrictInt, Field(ge=0, le=MAX_CANDIDATES)]
+Offset = Annotated[StrictInt, Field(ge=0)]  # offset + k at most CE_MAX_SEARCH_DEPTH: checked by the search
 # How a request may rank and page: the POST form's fields and the GET form's query parameters say the same.
 DESCRIBE = {
     "mode": "dense, lexical (BM25) or hybrid (both fused); default: the collection's (see `ranking`).",
@@ -28,7 +28,9 @@ DESCRIBE = {
     "lexical_weight": "Hybrid: the lexical list's weight in [0, 1]; default: the fusion's own.",
     "rrf_k": "rrf: the rank constant k in 1 / (k + rank); default 60.",
     "candidates": f"How deep each list is read before fusing (1 to {MAX_CANDIDATES}); default 300.",
-    "offset": f"Skip this many results: page n (from 0) of size k is offset n*k; offset + k at most {MAX_CANDIDATES}.",
+    "offset": "Skip this many results: page n (from 0) of size k is offset n*k; offset + k at most "
+    "CE_MAX_SEARCH_DEPTH. Every page is cut from one ranking, so pages concatenated equal one deep request.",
+    "cursor": "The previous page's next_cursor: the page after it, of this request's k (instead of offset).",
     "explain": "Add to each hit its rank and score in each list and what the fused score took from each.",
     "include_vectors": "Add to each hit its best passage's vector in the search space.",
     "mmr": 'Maximal marginal relevance: {"lambda": 0.5, "fetch_k": 50} re-orders the first fetch_k results so each '
@@ -91,6 +93,7 @@ class SearchRequest(Strict):
     rrf_k: RrfK | None = Field(None, description=DESCRIBE["rrf_k"])
     candidates: Depth | None = Field(None, description=DESCRIBE["candidates"])
     offset: Offset = Field(0, description=DESCRIBE["offset"])
+    cursor: str | None = Field(None, min_length=1, max_length=1024, description=DESCRIBE["cursor"])
     explain: StrictBool = Field(False, description=DESCRIBE["explain"])
     feedback: FeedbackIn | Literal[False] | None = Field(None, description=DESCRIBE["feedback"])
     mmr: MmrIn | None = Field(None, description=DESCRIBE["mmr"])
@@ -102,8 +105,8 @@ class SearchRequest(Strict):
             raise ValueError("like and vector both name the dense query: send one")
         if self.q is None and self.vector is None and self.like is None:
             raise ValueError("send q (a text), vector, both, or like (a stored document's id)")
-        if self.offset + self.k > MAX_CANDIDATES:
-            raise ValueError(f"offset + k must be at most {MAX_CANDIDATES}, got {self.offset + self.k}")
+        if self.cursor is not None and self.offset:
+            raise ValueError("send offset or cursor, not both: the cursor says where the page starts")
         return self
 
     def query(self) -> SearchQuery:
@@ -208,3 +211,11 @@ class SearchResponse(BaseModel):
         "among the results. Retry for a whole answer.",
     )
     missing_shards: list[int] = Field([], description="The shards (CE_SHARDS) that did not answer in time.")
+    next_cursor: str | None = Field(
+        None, description="Send it as `cursor` (with the same query) for the next page; None after the last page."
+    )
+    collection_changed: bool = Field(
+        False,
+        description="True: the collection changed since the cursor's page was cut, so this page is cut from the "
+        "ranking as it is now and may repeat or skip a document of the earlier pages.",
+    )

@@ -36,6 +36,11 @@ class SearchIndex:
     dense_scale: DenseScale | None = None  # the collection's range of cosines, measured at its first hybrid search
 
     @property
+    def state(self) -> str:
+        """The newest change reflected here, this process's own writes included: what a search was ranked at."""
+        return max([self.applied, *self.local], key=lambda entry: tuple(int(part) for part in entry.split("-")))
+
+    @property
     def documents(self) -> int:
         return len(self.dense) - sum(n - 1 for n in self.passages.values())
 

@@ -3,7 +3,6 @@ documents come back with their exact cosine and the passage that matched, their 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Collection
 from dataclasses import replace
@@ -30,7 +29,7 @@ from app.index.search_index import SearchIndex
 from app.services.embedding import EmbeddingService
 from app.services.on_collection import OnCollection
 from app.services.ranking_choice import ranking_for
-from app.services.search_hits import SearchHit, SearchResult, exact_cosine
+from app.services.search_hits import HitReader, SearchHit, SearchResult
 from app.services.search_query import SearchQuery
 from app.store.redis_store import RedisStore
 
@@ -74,7 +73,12 @@ class SearchService(OnCollection):
 
     def _check(self, query: SearchQuery, index: SearchIndex) -> None:
         if not 1 <= query.k <= self.settings.max_k:
-            raise InvalidInput(f"k must be within [1, {self.settings.max_k}], got {query.k}")
+            raise InvalidInput(f"k must be within [1, {self.settings.max_k}] (CE_MAX_K), got {query.k}")
+        if query.offset + query.k > self.settings.max_search_depth:
+            limit = self.settings.max_search_depth
+            raise InvalidInput(
+                f"offset + k must be at most {limit} (CE_MAX_SEARCH_DEPTH), got {query.offset + query.k}"
+            )
         if query.text is None and query.vector is None and query.like is None:
             raise InvalidInput("send q (a text), vector, both, or like (a stored document's id)")
         if query.like is not None and query.vector is not None:
@@ -177,7 +181,8 @@ class SearchService(OnCollection):
             source = partial(self._dense_hits, index, moved, scope)
         head, tail = (ranked, TAIL_SCORE) if fused else ((), None)
         order = RankedList(source, read, len(read) and depth + (query.like is not None), head, query.like, tail)
-        hits = self._hits(index, vector[0], order, cosines, best, bm25, wanted, query.score_threshold)
+        reader = HitReader(self.store, self.collection_key, self._served.builder.vectors, index)
+        hits = reader.first(vector[0], order, cosines, best, bm25, wanted, query.score_threshold)
         hits = self._diversified(index, query, hits)[query.offset : query.offset + query.k]
         if query.explain:
             told = explanations(found, ranking, [h.id for h in hits])
@@ -186,7 +191,7 @@ class SearchService(OnCollection):
                 described["confidence"] = {"dense": found.dense_confidence, "lexical": found.lexical_confidence}
         if query.diversity is not None:
             described["mmr"] = {"lambda": query.diversity.weight, "fetch_k": query.diversity.fetch}
-        return SearchResult(hits, index.describe_search(), described, dense.missing)
+        return SearchResult(hits, index.describe_search(), described, dense.missing, index.state)
 
     def _dense_hits(self, index: SearchIndex, vector: np.ndarray, scope: Scope, depth: int) -> list[tuple[str, float]]:
         return self.dense.search(index, vector, depth, scope).hits
@@ -244,7 +249,7 @@ class SearchService(OnCollection):
     ) -> np.ndarray:
         """The query vector moved toward the `top` documents' best passages (with `documents`, their mean ones)."""
         if dense.stored is None:
-            return vector[0]
+            raise ValueError("feedback needs the stored vectors: the shards keep theirs")
         if documents:
             means = [np.nanmean(dense.stored(index.keys_of([doc_id])), axis=0) for doc_id in top]
             rows = np.array([m / np.linalg.norm(m) for m in means]).reshape(len(top), -1)
@@ -276,41 +281,3 @@ class SearchService(OnCollection):
             found = replace(found, dense_confidence=scale.confidence(dense.hits[0][1]), dense_range=scale.range)
         missing = sorted({*dense.missing, *lexical.missing})  # either list's shards: the answer is partial
         return found if leave_out is None else found.without(leave_out), replace(dense, missing=missing)
-
-    def _hits(
-        self,
-        index: SearchIndex,
-        vector: np.ndarray,
-        order: RankedList,
-        cosines: dict[str, float],
-        best: dict[str, int],
-        lexical: dict[str, float],
-        k: int,
-        threshold: float | None,
-    ) -> list[SearchHit]:
-        """The first k ranked documents that exist and reach the threshold, read from Redis in runs of k (the
-        ranking read deeper while some are skipped)."""
-        out: list[SearchHit] = []
-        start, depth = 0, k
-        while True:
-            ranked = order.first(depth)
-            for begin in range(start, len(ranked), k):
-                run = ranked[begin : begin + k]
-                ids = [doc_id for doc_id, _ in run]
-                records = self.store.documents.get(self.collection_key, ids, replica_ok=True)
-                for (doc_id, rank_score), record in zip(run, records, strict=True):
-                    if record is None:
-                        continue
-                    cosine, n, passage = exact_cosine(
-                        self._served.builder.vectors, index, record, vector, cosines, best
-                    )
-                    if threshold is not None and cosine < threshold:
-                        continue
-                    metadata = json.loads(record.metadata_json)
-                    hit = SearchHit(record.id, record.text, metadata, cosine, rank_score, lexical.get(doc_id), passage)
-                    out.append(replace(hit, passage_index=n))
-                    if len(out) == k:
-                        return out
-            if len(ranked) < depth:  # the ranking has ended
-                return out
-            start, depth = len(ranked), depth * 2

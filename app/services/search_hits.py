@@ -3,16 +3,19 @@ ranked it; and how one hit's cosine is read (the dense list's, else its stored v
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from app.index.document_vectors import DocumentVectors
 from app.index.passages import stored_spans
+from app.index.ranked import RankedList
 from app.index.search_index import SearchIndex
 from app.services.documents import Document
 from app.store.documents import DocumentRecord
+from app.store.redis_store import RedisStore
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,49 @@ class SearchResult:
     space: dict[str, Any]
     ranking: dict[str, Any]
     missing_shards: list[int]
+    state: str = ""  # the collection's change-log position it was ranked at: what a cursor's pages were cut from
+
+
+class HitReader:
+    """Ranked ids made hits: their records read from Redis, each one's exact cosine and best passage."""
+
+    def __init__(self, store: RedisStore, collection_key: str, vectors: DocumentVectors, index: SearchIndex):
+        self.store, self.collection_key, self.vectors, self.index = store, collection_key, vectors, index
+
+    def first(
+        self,
+        vector: np.ndarray,
+        order: RankedList,
+        cosines: dict[str, float],
+        best: dict[str, int],
+        lexical: dict[str, float],
+        k: int,
+        threshold: float | None,
+    ) -> list[SearchHit]:
+        """The first k ranked documents that exist and reach the threshold, read from Redis in runs of k (the
+        ranking read deeper while some are skipped)."""
+        out: list[SearchHit] = []
+        start, depth = 0, k
+        while True:
+            ranked = order.first(depth)
+            for begin in range(start, len(ranked), k):
+                run = ranked[begin : begin + k]
+                ids = [doc_id for doc_id, _ in run]
+                records = self.store.documents.get(self.collection_key, ids, replica_ok=True)
+                for (doc_id, rank_score), record in zip(run, records, strict=True):
+                    if record is None:
+                        continue
+                    cosine, n, passage = exact_cosine(self.vectors, self.index, record, vector, cosines, best)
+                    if threshold is not None and cosine < threshold:
+                        continue
+                    metadata = json.loads(record.metadata_json)
+                    hit = SearchHit(record.id, record.text, metadata, cosine, rank_score, lexical.get(doc_id), passage)
+                    out.append(replace(hit, passage_index=n))
+                    if len(out) == k:
+                        return out
+            if len(ranked) < depth:  # the ranking has ended
+                return out
+            start, depth = len(ranked), depth * 2
 
 
 def exact_cosine(

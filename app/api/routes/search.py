@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -11,6 +12,7 @@ from pydantic import ValidationError
 from app.api.deps import SearchDep
 from app.api.openapi import json_parameter, served
 from app.api.routing import BoundedBodyRoute
+from app.api.search_cursor import SearchCursor, query_digest
 from app.api.search_schemas import DESCRIBE, PassageOut, SearchHitOut, SearchRequest, SearchResponse, SearchSpaceOut
 from app.core.errors import InvalidInput
 from app.core.names import Fusion, SearchMode
@@ -39,8 +41,15 @@ FEEDBACK_SCHEMA = {
 
 
 async def _search(service: SearchService, body: SearchRequest) -> SearchResponse:
-    found = await service.search_async(body.query())
+    digest = query_digest(body.model_dump(mode="json"))
+    cursor = SearchCursor.read(body.cursor, digest) if body.cursor is not None else None
+    query = body.query() if cursor is None else replace(body.query(), offset=cursor.offset)
+    found = await service.search_async(query)
+    after = query.offset + len(found.hits)
+    more = len(found.hits) == query.k and after < service.settings.max_search_depth
     return SearchResponse(
+        next_cursor=SearchCursor(after, digest, found.state).token() if more else None,
+        collection_changed=cursor is not None and cursor.state != found.state,
         query=body.q,
         like=body.like,
         correction=found.space["correction"],
@@ -101,7 +110,10 @@ async def search(
     lexical_weight: Annotated[float | None, Query(ge=0, le=1, description=DESCRIBE["lexical_weight"])] = None,
     rrf_k: Annotated[int | None, Query(ge=1, le=MAX_RRF_K, description=DESCRIBE["rrf_k"])] = None,
     candidates: Annotated[int | None, Query(ge=1, le=MAX_CANDIDATES, description=DESCRIBE["candidates"])] = None,
-    offset: Annotated[int, Query(ge=0, le=MAX_CANDIDATES, description=DESCRIBE["offset"])] = 0,
+    offset: Annotated[
+        int, Query(ge=0, description=DESCRIBE["offset"], json_schema_extra=served(maximum="max_search_depth"))
+    ] = 0,
+    cursor: Annotated[str | None, Query(min_length=1, max_length=1024, description=DESCRIBE["cursor"])] = None,
     explain: Annotated[bool, Query(description=DESCRIBE["explain"])] = False,
     feedback: Annotated[
         str | None,

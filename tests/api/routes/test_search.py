@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.index.metadata_filter import matches, parse
-from tests.conftest import error_of, serve_app
+from tests.conftest import CORPUS, error_of, serve_app
 from tests.index.test_metadata_filter import filters
 
 DOCS = [
@@ -294,3 +294,39 @@ def test_like_of_a_document_that_is_not_stored_is_a_404_and_with_q_its_vector_me
     unfed = {"like": "heron", "q": "night train", "mode": "dense", "feedback": "false"}
     dense = client.get("/search", params=unfed).json()
     assert [h["id"] for h in dense["results"]][0] == "egret"  # the document's vector, itself left out
+
+
+def walk(client, method: str, query: dict, k: int) -> list[str]:
+    """Every page of a query through its next_cursor, until the answer has none."""
+    ids, cursor = [], None
+    while True:
+        asked = {**query, "k": k, **({"cursor": cursor} if cursor else {})}
+        answer = client.get("/search", params=asked) if method == "GET" else client.post("/search", json=asked)
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert body["collection_changed"] is False
+        ids += [h["id"] for h in body["results"]]
+        if (cursor := body["next_cursor"]) is None:
+            return ids
+
+
+def test_a_cursor_walks_every_document_once_whatever_the_page_size_and_names_a_changed_collection(client):
+    docs = [{"id": f"c{i:03d}", "text": t} for i, t in enumerate(CORPUS)]
+    for start in range(0, len(docs), 8):  # the client's server takes 8 a request
+        assert client.post("/documents", json={"documents": docs[start : start + 8]}).status_code == 201
+    query = {"q": "the cat sleeps in the park", "candidates": 30}
+    by_20 = walk(client, "POST", query, 20)
+    assert sorted(by_20) == sorted(d["id"] for d in docs)  # every document once: the window, then the dense order
+    assert walk(client, "GET", query, 7) == by_20
+    assert walk(client, "POST", {**query, "mode": "lexical"}, 3) == walk(client, "GET", {**query, "mode": "lexical"}, 9)
+    first = client.post("/search", json={**query, "k": 5}).json()
+    other = client.post("/search", json={"q": "a dog", "k": 5, "cursor": first["next_cursor"]})
+    assert "another query" in error_of(other, 422)["message"]
+    assert "next_cursor" in error_of(client.post("/search", json={**query, "cursor": "%%%"}), 422)["message"]
+    both = client.post("/search", json={**query, "offset": 5, "cursor": first["next_cursor"]})
+    assert error_of(both, 422)
+    assert client.post("/documents", json={"documents": [{"id": "new", "text": "a new cat"}]}).status_code == 201
+    after = client.post("/search", json={**query, "k": 5, "cursor": first["next_cursor"]}).json()
+    assert after["collection_changed"] is True and len(after["results"]) == 5
+    deep = client.post("/search", json={**query, "k": 20, "offset": 10**6})
+    assert "CE_MAX_SEARCH_DEPTH" in error_of(deep, 422)["message"]
