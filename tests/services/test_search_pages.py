@@ -5,7 +5,9 @@ twice and, where a mode ranks every document, none missing."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from app.services.container import Services
 from app.services.documents import DocumentInput
