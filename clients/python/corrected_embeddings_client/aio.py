@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Generator, Sequence
 from typing import Any
 
 import httpx
@@ -83,6 +83,13 @@ class AsyncClient:
         made = METHODS[name](self._s.prefix, *args, **kwargs)
         if isinstance(made, Call):
             return await self._run(made)
+        if isinstance(made, Generator):  # calls that follow from answers (pages): each answer sent back
+            try:
+                call = next(made)
+                while True:
+                    call = made.send(await self._run(call))
+            except StopIteration as done:
+                return done.value
         return [item for call in made for item in await self._run(call)]
 
     async def embed(self, texts: str | list[str], **options: Any) -> list[list[float]]:

@@ -4,8 +4,8 @@ calls, so what a route takes and returns is written once."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -15,6 +15,7 @@ from corrected_embeddings_client.models import Document, SearchResult, Tokens
 
 # Texts per request: far under the server's 4,096-item bound, and a round of encoding stays short.
 BATCH = 128
+PAGE = 1000  # results per search request: the server's default CE_MAX_K; more are read through next_cursor
 
 
 def _json(response: httpx.Response) -> Any:
@@ -136,12 +137,19 @@ def delete_document(prefix: str, doc_id: str) -> Call:
     return Call("DELETE", f"{prefix}/documents/{quote(doc_id, safe='')}", read=lambda r: True, missing=False)
 
 
-def search(prefix: str, q: str | None, k: int = 10, **options: Any) -> Call:
+def search(prefix: str, q: str | None, k: int = 10, **options: Any) -> Generator[Call, SearchResult, SearchResult]:
     """POST: a filter, feedback or mmr object needs no JSON in the URL, and a long query no URL limit; `vector`
-    searches by a vector (with or without q), `like` by a stored document (q None)."""
-    return Call(
-        "POST", f"{prefix}/search", {"q": q, "k": k, **_asked(options)}, read=lambda r: SearchResult.from_json(r.json())
-    )
+    searches by a vector (with or without q), `like` by a stored document (q None). A k past the server's page
+    (PAGE) is read page by page through next_cursor: every page is cut from one ranking, so they join exactly."""
+    asked = {"q": q, **_asked(options)}
+    read = SearchResult.from_json
+    found = yield Call("POST", f"{prefix}/search", {**asked, "k": min(k, PAGE)}, read=lambda r: read(r.json()))
+    hits = list(found.hits)
+    while len(hits) < k and found.next_cursor is not None:
+        more = {**asked, "k": min(k - len(hits), PAGE), "cursor": found.next_cursor}
+        found = yield Call("POST", f"{prefix}/search", more, read=lambda r: read(r.json()))
+        hits += found.hits
+    return replace(found, hits=hits)
 
 
 def info(collection: str | None) -> Call:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -67,8 +67,8 @@ class _Settings:
 
 
 # The calls both clients make, by method name: each builds its request(s) from the collection's prefix and the
-# method's arguments; a list of calls is answered by one list, joined.
-METHODS: dict[str, Callable[..., Call | list[Call]]] = {
+# method's arguments; a list of calls is answered by one list, joined; a generator of calls is sent each answer.
+METHODS: dict[str, Callable[..., Call | list[Call] | Generator[Call, Any, Any]]] = {
     "embed": calls.embed,
     "similarity": calls.similarity,
     "tokenize": calls.tokenize,
@@ -133,6 +133,13 @@ class Client:
         made = METHODS[name](self._s.prefix, *args, **kwargs)
         if isinstance(made, Call):
             return self._run(made)
+        if isinstance(made, Generator):  # calls that follow from answers (pages): each answer sent back
+            try:
+                call = next(made)
+                while True:
+                    call = made.send(self._run(call))
+            except StopIteration as done:
+                return done.value
         return [item for call in made for item in self._run(call)]
 
     def embed(self, texts: str | list[str], **options: Any) -> list[list[float]]:

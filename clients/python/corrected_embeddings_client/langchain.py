@@ -41,6 +41,7 @@ class CorrectedEmbeddings(Embeddings):
         space: str = "similarity",
     ):
         self._to = _Connection(base_url, api_key, collection, timeout)
+        self.space = space
         self._space = {} if space == "similarity" else {"space": space}
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -73,12 +74,13 @@ def _to_service(
 
 
 def _to_langchain(hit: SearchHit | Document, *, details: bool = False) -> LangChainDocument:
+    """The whole stored text, as every store and `get_by_ids` return it; a scored hit's best passage, cosine and BM25
+    in its metadata."""
     metadata = dict(hit.metadata)
     if details and isinstance(hit, SearchHit):
         passage = hit.passage or None
         metadata[SEARCH_DETAILS] = {"cosine": hit.score, "bm25": hit.lexical_score, "passage": passage}
-    text = hit.passage["text"] if isinstance(hit, SearchHit) and hit.passage else hit.text
-    return LangChainDocument(page_content=text, metadata=metadata, id=hit.id)
+    return LangChainDocument(page_content=hit.text, metadata=metadata, id=hit.id)
 
 
 def _scored(result: SearchResult) -> list[tuple[LangChainDocument, float]]:
@@ -87,8 +89,8 @@ def _scored(result: SearchResult) -> list[tuple[LangChainDocument, float]]:
 
 
 def _relevant(result: SearchResult) -> list[tuple[LangChainDocument, float]]:
-    """Each hit in the results' order with its relevance: (cosine + 1) / 2."""
-    return [(_to_langchain(h), (h.score + 1.0) / 2.0) for h in result.hits]
+    """Each hit in the results' order with its relevance in [0, 1], never rising (`SearchResult.relevances`)."""
+    return [(_to_langchain(h), r) for h, r in zip(result.hits, result.relevances(), strict=True)]
 
 
 def _mmr(
@@ -99,8 +101,8 @@ def _mmr(
 
 class CorrectedVectorStore(VectorStore):
     """A collection of the service as a LangChain vector store: hybrid search by default (`mode` to choose),
-    filters with MongoDB's operators, MMR and search by vector done by the server. A long document comes back as
-    its best passage (the whole text stays stored)."""
+    filters with MongoDB's operators, MMR and search by vector done by the server. A document comes back whole (a
+    scored hit's best passage in its metadata); a k past the server's page is read page by page."""
 
     def __init__(
         self,
@@ -111,6 +113,11 @@ class CorrectedVectorStore(VectorStore):
         timeout: float = 120.0,
         embedding: Embeddings | None = None,
     ):
+        if isinstance(embedding, CorrectedEmbeddings) and embedding.space != "search":
+            raise ValueError(
+                f"embedding gives the {embedding.space} space's vectors, and the index searches its search space: "
+                "pass CorrectedEmbeddings(space='search'), or no embedding (the store makes that one)"
+            )
         self._to = _Connection(base_url, api_key, collection, timeout)
         self._embeddings = embedding or CorrectedEmbeddings(
             base_url, api_key, collection=collection, timeout=timeout, space="search"

@@ -9,7 +9,7 @@ from typing import Any
 
 from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.embeddings import BaseEmbedding
-from llama_index.core.schema import BaseNode, MetadataMode
+from llama_index.core.schema import BaseNode, MetadataMode, TextNode
 from llama_index.core.vector_stores.types import (
     BasePydanticVectorStore,
     FilterCondition,
@@ -26,6 +26,7 @@ from corrected_embeddings_client.aio import AsyncClient
 from corrected_embeddings_client.client import Client
 from corrected_embeddings_client.models import Document, SearchResult
 
+NODE_CONTENT = "_node_content"  # where node_to_metadata_dict keeps a LlamaIndex node
 SIMPLE = {
     FilterOperator.EQ: "$eq",
     FilterOperator.NE: "$ne",
@@ -88,15 +89,17 @@ def _search_options(query: VectorStoreQuery) -> dict[str, Any]:
 
 
 def _node(doc: Document) -> BaseNode:
-    return metadata_dict_to_node(doc.metadata, text=doc.text)
+    """The node LlamaIndex stored (its `_node_content`), else a text node of a document written another way (HTTP,
+    LangChain): its whole text, its metadata, its id."""
+    if NODE_CONTENT in doc.metadata:
+        return metadata_dict_to_node(doc.metadata, text=doc.text)
+    return TextNode(id_=doc.id or "", text=doc.text, metadata=dict(doc.metadata))
 
 
 def _result(found: SearchResult) -> VectorStoreQueryResult:
-    """Nodes in the results' order, each with its cosine to the query."""
+    """Nodes in the results' order, each with its relevance in [0, 1], never rising (`SearchResult.relevances`)."""
     nodes = [_node(Document(h.text, h.id, h.metadata)) for h in found.hits]
-    return VectorStoreQueryResult(
-        nodes=nodes, similarities=[h.score for h in found.hits], ids=[h.id for h in found.hits]
-    )
+    return VectorStoreQueryResult(nodes=nodes, similarities=found.relevances(), ids=[h.id for h in found.hits])
 
 
 def _documents(nodes: Sequence[BaseNode]) -> list[Document]:

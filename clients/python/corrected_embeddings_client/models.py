@@ -43,11 +43,30 @@ class SearchResult:
     ranking: dict[str, Any]
     correction: str | None
     partial: bool
+    next_cursor: str | None = None  # the page after these hits (`cursor=`), None after the last
+
+    def relevances(self) -> list[float]:
+        """Each hit's relevance in [0, 1], never rising down the results: its rank score mapped by how the server
+        ranked (dense: (cosine + 1) / 2; lexical: BM25 / (1 + BM25); hybrid: the fused score, rrf's times rrf_k + 1),
+        and no higher than the hit before it (MMR re-orders by more than relevance)."""
+        mode, fusion = self.ranking.get("mode"), self.ranking.get("fusion")
+        out: list[float] = []
+        for hit in self.hits:
+            score = hit.rank_score
+            if mode == "dense":
+                score = (score + 1.0) / 2.0
+            elif mode == "lexical":
+                score = score / (1.0 + score)
+            elif fusion == "rrf":
+                score = score * ((self.ranking.get("rrf_k") or 60) + 1)
+            out.append(min(max(score, 0.0), 1.0, out[-1] if out else 1.0))
+        return out
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> SearchResult:
         hits = [SearchHit(**{k: h.get(k) for k in SearchHit.__dataclass_fields__}) for h in body["results"]]
-        return cls(body["query"], hits, body["ranking"], body.get("correction"), body.get("partial", False))
+        partial, cursor = body.get("partial", False), body.get("next_cursor")
+        return cls(body["query"], hits, body["ranking"], body.get("correction"), partial, cursor)
 
 
 @dataclass(frozen=True)
