@@ -13,8 +13,9 @@ from app.core.access import EVERY, ApiKey, Scope
 from app.core.errors import Forbidden
 from app.services.collections.spec import DEFAULT
 
-# POST routes that only read: they compute from the text sent, or search; every other POST, PUT and DELETE writes.
-READ_POSTS = ("/embed", "/similarity", "/search", "/tokenize", "/v1/embeddings")
+# POST routes that only read: they compute from the text sent, search, or get and count documents by a body too long
+# for a URL; every other POST, PUT and DELETE writes.
+READ_POSTS = ("/embed", "/similarity", "/search", "/tokenize", "/v1/embeddings", "/documents/get", "/documents/count")
 # Routes that act on no collection by their path: probes, the page, lists filtered for the key, and the route whose
 # body names its collection. Every other route outside /collections/{name} and the default's acts on every
 # collection (creating one, /info, /metrics, the pictures): a key limited to some is refused it, a new route too.

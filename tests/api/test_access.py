@@ -59,7 +59,17 @@ READS = [
     ("POST", "/embed", {"texts": ["a cat"]}),
     ("POST", "/similarity", {"pairs": [["a cat", "a dog"]]}),
     ("GET", "/documents/d1", None),
+    ("POST", "/documents/get", {"ids": ["d1"]}),
+    ("POST", "/documents/count", {}),
 ]
+
+
+def test_each_route_reads_or_writes_as_the_one_table_says(served):
+    app, _ = served
+    reads = {(m, p.split("?")[0]) for m, p, _ in READS}
+    published = {(m.upper(), p) for p, ops in app.openapi()["paths"].items() for m in ops}
+    assert {("POST", "/documents/get"), ("POST", "/documents/count")} <= published & reads
+    assert not reads & set(write_routes(app))
 
 
 def test_a_read_only_key_gets_403_on_every_write_route_naming_its_scope(served):
