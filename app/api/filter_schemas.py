@@ -7,13 +7,21 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, WithJsonSchema
 
+from app.api.json_input import loads
 from app.api.schemas import MAX_FILTER_KEYS
-from app.index.metadata_filter import MAX_LIST, MAX_PATH, FilterError, parse
+from app.core.errors import InvalidInput
+from app.index.metadata_filter import MAX_LIST, MAX_PATH, Filter, FilterError, parse
+
+
+def filter_in_url(raw: str) -> Filter:
+    """A filter sent as JSON in a URL (GET /search, GET /documents): read and checked as a body's filter is."""
+    try:
+        return parse(loads(raw, "filter"))
+    except FilterError as exc:
+        raise InvalidInput(f"filter: {exc}") from None
 
 
 def _valid_filter(value: dict[str, Any]) -> dict[str, Any]:
-    if len(value) > MAX_FILTER_KEYS:
-        raise ValueError(f"a filter object holds at most {MAX_FILTER_KEYS} items, this one {len(value)}")
     try:
         parse(value)
     except FilterError as exc:

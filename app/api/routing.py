@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -11,6 +12,7 @@ from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.api.json_input import refused, within_nesting
 from app.core.config import MAX_REQUEST_ITEMS
 
 # Smaller bodies cannot hold enough items to matter, and skip the check.
@@ -57,6 +59,20 @@ class BoundedBodyRoute(APIRoute):
                     f"a list holds more than {MAX_REQUEST_ITEMS} items; at most {MAX_REQUEST_ITEMS} items per list"
                 )
                 raise RequestValidationError([{"loc": ("body",), "msg": message, "type": "too_long"}])
+            if body and "json" in request.headers.get("content-type", "application/json"):
+                await parsed_body(request)
             return await handler(request)
 
         return bounded
+
+
+async def parsed_body(request: Request) -> None:
+    """The JSON body parsed under json_input's limits; Starlette keeps it for FastAPI, which reads it next. A body
+    that is not JSON is left for FastAPI to say so."""
+    try:
+        value = await request.json()
+    except json.JSONDecodeError:
+        return
+    except (RecursionError, ValueError) as exc:
+        raise refused(exc, "body") from None
+    within_nesting(value, "body")

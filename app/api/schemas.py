@@ -21,6 +21,7 @@ from pydantic.config import JsonDict
 
 from app.api.openapi import exclusive_forms, served
 from app.core.config import MAX_REQUEST_ITEMS
+from app.index.metadata_filter import MAX_KEYS as MAX_FILTER_OBJECT_KEYS
 from app.services.collections.spec import NAME
 
 
@@ -40,7 +41,7 @@ Text = Annotated[
 # Hard bounds in the schema, whatever the settings (CE_MAX_TEXTS, at most this, is checked after): a body of
 # many tiny items or of deep metadata is refused whole, and the bounds are published in the OpenAPI schema.
 MAX_ITEMS = MAX_REQUEST_ITEMS
-MAX_FILTER_KEYS = 32
+MAX_FILTER_KEYS = MAX_FILTER_OBJECT_KEYS  # the filter language's own bound, published
 MAX_METADATA_KEYS, MAX_METADATA_DEPTH, MAX_METADATA_BYTES = 64, 4, 16_384
 
 

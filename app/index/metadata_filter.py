@@ -4,8 +4,9 @@ once into a tree that a plain evaluation (`matches`, the reference) and the fiel
 A path is dotted (`a.b.c`) and walks into nested objects and through lists, so a path's values are every scalar it
 reaches: `{"tags": ["x", "y"]}` has the values "x" and "y" at `tags`, and `{"tags": "x"}` matches it (list
 membership). A condition holds when one of the path's values satisfies it; `$ne`, `$nin` and `$not` hold where the
-positive form does not, a missing field included. Numbers compare with numbers (1 equals 1.0), strings with strings;
-a boolean equals only a boolean and never orders; null equals only a stored null.
+positive form does not, a missing field included. Numbers compare with numbers exactly at any size (1 equals 1.0;
+2**53 + 1 does not equal 2.0**53), strings with strings; a boolean equals only a boolean (true is not 1) and never
+orders; null equals only a stored null. One depth bound counts every nesting: $and, $or, $not, a field's $not.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ COMPARE = ("$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$exists")
 LOGICAL = ("$and", "$or", "$not")
 RANGE = ("$gt", "$gte", "$lt", "$lte")
 MAX_CONDITIONS = 64  # conditions in one filter
-MAX_DEPTH = 8  # nesting of $and / $or / $not
+MAX_DEPTH = 8  # nesting of $and / $or / $not, a field's $not included
+MAX_KEYS = 32  # items of one filter object
 MAX_LIST = 1024  # values of one $in / $nin
 MAX_PATH = 256  # characters of a path
 
@@ -66,10 +68,25 @@ def parse(raw: Any) -> Filter:
     return tree
 
 
+def _deeper(depth: int) -> int:
+    """One level further in: every nesting counts against the one bound."""
+    if depth + 1 > MAX_DEPTH:
+        raise FilterError(f"filters nest at most {MAX_DEPTH} deep ($and, $or and $not, on a field too)")
+    return depth + 1
+
+
+def _text(value: str, what: str) -> str:
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        raise FilterError(f"{what} holds a lone surrogate (an unpaired \\ud800-\\udfff escape)") from None
+    return value
+
+
 def _document(raw: Mapping[str, Any], depth: int) -> Filter:
-    if depth > MAX_DEPTH:
-        raise FilterError(f"filters nest at most {MAX_DEPTH} deep")
-    parts = [_clause(key, value, depth) for key, value in raw.items()]
+    if len(raw) > MAX_KEYS:
+        raise FilterError(f"a filter object holds at most {MAX_KEYS} items, this one {len(raw)}")
+    parts = [_clause(_text(key, "a path"), value, depth) for key, value in raw.items()]
     return parts[0] if len(parts) == 1 else AllOf(tuple(parts))
 
 
@@ -77,12 +94,13 @@ def _clause(key: str, value: Any, depth: int) -> Filter:
     if key in ("$and", "$or"):
         if not isinstance(value, list) or not value or not all(isinstance(v, Mapping) and v for v in value):
             raise FilterError(f"{key} takes a non-empty list of non-empty filter objects")
-        parts = tuple(_document(v, depth + 1) for v in value)
+        inner = _deeper(depth)
+        parts = tuple(_document(v, inner) for v in value)
         return AllOf(parts) if key == "$and" else AnyOf(parts)
     if key == "$not":
         if not isinstance(value, Mapping) or not value:
             raise FilterError("$not takes a non-empty filter object")
-        return Not(_document(value, depth + 1))
+        return Not(_document(value, _deeper(depth)))
     if key.startswith("$"):
         raise FilterError(f"unknown operator {key} at the top of the filter; logical ones: {', '.join(LOGICAL)}")
     if not key or len(key) > MAX_PATH or any(not part for part in key.split(".")):
@@ -101,11 +119,12 @@ def _operator(path: str, op: str, value: Any, depth: int) -> Filter:
     if op == "$not":
         if not isinstance(value, Mapping) or not value:
             raise FilterError(f'$not at {path}: takes an object of operators, such as {{"$gt": 5}}')
-        return Not(_clause(path, value, depth + 1))
+        return Not(_clause(path, value, _deeper(depth)))
     if op in ("$in", "$nin"):
         if not isinstance(value, list) or not value or len(value) > MAX_LIST:
             raise FilterError(f"{op} at {path}: takes a list of 1 to {MAX_LIST} values")
-        return Condition(path, op, tuple(dict.fromkeys(_scalar(path, op, v) for v in value)))
+        scalars = (_scalar(path, op, v) for v in value)
+        return Condition(path, op, tuple({(kind(v), v): v for v in scalars}.values()))  # true and 1 stay two
     if op == "$exists":
         if not isinstance(value, bool):
             raise FilterError(f"$exists at {path}: takes true or false, got {value!r}")
@@ -125,11 +144,11 @@ def _scalar(path: str, op: str, value: Any) -> Scalar:
             f"{op} at {path}: compares with a string, number, boolean or null, not {type(value).__name__}"
             " (a list field matches any one of its values; $in takes several)"
         )
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise FilterError(f"{op} at {path}: {value} matches nothing; numbers must be finite")
-        return int(value) if value.is_integer() and abs(value) < 2**53 else value
-    return cast(Scalar, value)  # neither a list nor an object: a JSON scalar
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FilterError(f"{op} at {path}: {value} matches nothing; numbers must be finite")
+    if isinstance(value, str):
+        _text(value, f"{op} at {path}")
+    return _stored(value)
 
 
 def conditions(tree: Filter) -> Iterator[Condition]:
@@ -165,9 +184,11 @@ def flatten(metadata: Mapping[str, Any] | None) -> tuple[dict[str, list[Scalar]]
 
 
 def _stored(value: Any) -> Scalar:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+    """A JSON scalar as the index keys it: a float holding an integer is that integer (exactly, at any size), so
+    that 1e16 and 10**16 are one value in the index as they are in Python's comparison."""
+    if isinstance(value, float) and value.is_integer():
         return int(value)
-    return cast(Scalar, value)  # what flatten() keeps of stored metadata: JSON scalars
+    return cast(Scalar, value)
 
 
 def kind(value: Scalar) -> str:

@@ -86,7 +86,7 @@ def test_pages_equal_the_slices_of_one_larger_request(filled, mode):
         ({"rrf_k": 0}, "rrf_k"),
         ({"candidates": 5000}, "candidates"),
         ({"offset": -1}, "offset"),
-        ({"offset": 1995, "k": 10}, "offset + k"),
+        ({"offset": 9995, "k": 10}, "offset + k"),
         ({"explain": "yes"}, "explain"),
     ],
 )

@@ -3,7 +3,6 @@ ids or by a filter."""
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -21,11 +20,11 @@ from app.api.document_set_schemas import (
     MetadataRequest,
     MetadataResponse,
 )
+from app.api.filter_schemas import filter_in_url
 from app.api.openapi import json_parameter
 from app.api.routing import BoundedBodyRoute
 from app.api.schemas import DocumentOut, DocumentsRequest, DocumentsResponse
-from app.core.errors import InvalidInput
-from app.index.metadata_filter import Filter, FilterError, parse
+from app.index.metadata_filter import parse
 from app.services.documents import Document, DocumentInput
 
 router = APIRouter(route_class=BoundedBodyRoute)
@@ -56,17 +55,8 @@ def list_documents(
     ] = None,
 ) -> DocumentPage:
     """A page of the collection's documents in id order (as the served index holds them)."""
-    page, next_cursor = documents.page(limit, cursor, _filter_in_url(filter) if filter is not None else None)
+    page, next_cursor = documents.page(limit, cursor, filter_in_url(filter) if filter is not None else None)
     return DocumentPage(documents=_out(page), next_cursor=next_cursor)
-
-
-def _filter_in_url(raw: str) -> Filter:
-    try:
-        return parse(json.loads(raw))
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"filter is not JSON ({exc})") from None
-    except FilterError as exc:
-        raise InvalidInput(f"filter: {exc}") from None
 
 
 @router.post("/documents/count", response_model=CountResponse)
