@@ -183,7 +183,7 @@ def served(tmp_path_factory, redis_url):
 def answer(client, where) -> tuple[int, set[str] | None, int, set[str] | None]:
     raw = where if isinstance(where, str) else json.dumps(where)
     got = client.get("/search", params={"q": "cat", "k": N, "mode": "dense", "filter": raw})
-    body = '{"q": "cat", "mode": "dense", "k": %d, "filter": %s}' % (N, raw)
+    body = f'{{"q": "cat", "mode": "dense", "k": {N}, "filter": {raw}}}'
     posted = client.post("/search", content=body, headers={"content-type": "application/json"})
     ids = [{h["id"] for h in r.json()["results"]} if r.status_code == 200 else None for r in (got, posted)]
     return got.status_code, ids[0], posted.status_code, ids[1]
