@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Annotated, Any, Literal
 
@@ -21,6 +20,7 @@ from pydantic.config import JsonDict
 
 from app.api.openapi import exclusive_forms, served
 from app.core.config import MAX_REQUEST_ITEMS
+from app.core.metadata_limits import MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_METADATA_KEYS, metadata_fault
 from app.index.metadata_filter import MAX_KEYS as MAX_FILTER_OBJECT_KEYS
 from app.services.collections.spec import NAME
 
@@ -42,25 +42,11 @@ Text = Annotated[
 # many tiny items or of deep metadata is refused whole, and the bounds are published in the OpenAPI schema.
 MAX_ITEMS = MAX_REQUEST_ITEMS
 MAX_FILTER_KEYS = MAX_FILTER_OBJECT_KEYS  # the filter language's own bound, published
-MAX_METADATA_KEYS, MAX_METADATA_DEPTH, MAX_METADATA_BYTES = 64, 4, 16_384
-
-
-def _depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max(map(_depth, value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max(map(_depth, value), default=0)
-    return 0
 
 
 def _bounded_metadata(value: dict[str, Any]) -> dict[str, Any]:
-    if len(value) > MAX_METADATA_KEYS:
-        raise ValueError(f"metadata has {len(value)} keys, at most {MAX_METADATA_KEYS}")
-    if _depth(value) > MAX_METADATA_DEPTH:
-        raise ValueError(f"metadata nests {_depth(value)} deep, at most {MAX_METADATA_DEPTH}")
-    size = len(json.dumps(value, ensure_ascii=False).encode())
-    if size > MAX_METADATA_BYTES:
-        raise ValueError(f"metadata is {size} bytes as JSON, at most {MAX_METADATA_BYTES}")
+    if (fault := metadata_fault(value)) is not None:
+        raise ValueError(fault)
     return value
 
 

@@ -99,7 +99,7 @@ class IndexBuilder:
             with tqdm(total=total, desc="index: reading store", unit="doc", disable=not progress, leave=False) as bar:
                 for ids in self.store.documents.ids(self.collection_key):
                     ids = [d for d in ids if d not in seen and self.holds(d)]  # SSCAN may repeat an id
-                    batch = [d for d in self.store.documents.get(self.collection_key, ids) if d is not None]
+                    batch = [d for d in self.readable(self.store.documents.get(self.collection_key, ids)) if d]
                     seen.update(d.id for d in batch)
                     filling.add(*self.vectors.indexed(batch, correction))
                     for d in batch:
@@ -195,7 +195,22 @@ class IndexBuilder:
     def read_records(self, change: Change) -> list[DocumentRecord | None]:
         """The stored state of the documents `touched` gives (None where gone): replays apply it, so they are safe."""
         ids = self.ids_in(change)
-        return [None] * len(ids) if change.op == "delete" else self.store.documents.get(self.collection_key, ids)
+        return (
+            [None] * len(ids)
+            if change.op == "delete"
+            else self.readable(self.store.documents.get(self.collection_key, ids))
+        )
+
+    def readable(self, records: list[DocumentRecord | None]) -> list[DocumentRecord | None]:
+        """The records an index can hold; one it cannot (written by an older version, or by hand) is left out as if
+        gone, and named in the log, so a collection opens without it rather than not at all (`verify` counts it)."""
+        out: list[DocumentRecord | None] = []
+        for record in records:
+            if record is not None and (fault := self.vectors.fault(record)) is not None:
+                log.error("document %r of %s is not indexed: %s", record.id, self.collection_key, fault)
+                record = None
+            out.append(record)
+        return out
 
     def catch_up(self, index: SearchIndex) -> int:
         """Apply the change-log entries newer than `index.applied` (raises ChangeLogGap, see `changes`)."""

@@ -3,13 +3,14 @@ correction's search space (or encoded again, for a correction that pools its own
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from app.core.stored_vectors import from_stored
 from app.correction.pipeline import Correction, pooling_weights, project
-from app.index.passages import passage_key, passage_of, stored_spans
+from app.index.passages import passage_key, passage_of, spans_fault, stored_spans
 from app.store.documents import DocumentRecord
 from app.store.redis_store import RedisStore
 
@@ -35,6 +36,24 @@ class DocumentVectors:
         self.raw_dim = raw_dim
         self.encode = encode  # for a correction that pools its own way (SIF): documents are encoded again
         self.keys_only = keys_only  # a sharded server's index: its shards compute the vectors
+
+    def fault(self, record: DocumentRecord) -> str | None:
+        """Why a stored record cannot be indexed (passages that are not spans of its text, vectors not one per
+        passage of this dim, metadata that is not a JSON object), or None."""
+        if (wrong := spans_fault(record.passages, len(record.text))) is not None:
+            return wrong
+        rows = len(stored_spans(record.passages, record.text))
+        try:
+            expected = rows * self.raw_dim * np.dtype(record.vector_dtype).itemsize
+        except TypeError:
+            return f"vectors: unknown dtype {record.vector_dtype!r}"
+        if len(record.vector) != expected:
+            return f"vectors: {len(record.vector)} bytes of {record.vector_dtype} for {rows} passages of {self.raw_dim}"
+        try:
+            metadata = json.loads(record.metadata_json)
+        except (ValueError, RecursionError):
+            metadata = None
+        return None if isinstance(metadata, dict) else "metadata: not a JSON object"
 
     def decode(self, docs: Sequence[DocumentRecord]) -> np.ndarray:
         """Every passage's raw vector, documents in order, passages in order within each."""

@@ -107,6 +107,29 @@ def spans_json(spans: Spans) -> str:
     return "" if len(spans) <= 1 else json.dumps([list(s) for s in spans])
 
 
+def spans_fault(passages: object, length: int | None) -> str | None:
+    """Why a record's passages are not spans of its text of `length` characters ("" for one passage, else JSON
+    [[start, end], ...] of at least two, each 0 <= start < end <= length, starts and ends increasing), or None:
+    checked where a record is written from outside (an import) and where one is read into an index (None: a length
+    not known, not checked)."""
+    if passages == "":
+        return None
+    if not isinstance(passages, str):
+        return "passages: a JSON text of spans, or empty for one passage"
+    try:
+        spans = json.loads(passages)
+    except (ValueError, RecursionError):
+        return "passages: not JSON"
+    pairs = isinstance(spans, list) and len(spans) >= 2
+    if not pairs or not all(isinstance(p, list) and len(p) == 2 and all(type(x) is int for x in p) for p in spans):
+        return "passages: a list of two or more [start, end] integer pairs (empty for one passage)"
+    if not all(0 <= start < end <= (end if length is None else length) for start, end in spans):
+        return f"passages: every span within the text's {length} characters, start before end"
+    if any(b[0] <= a[0] or b[1] <= a[1] for a, b in zip(spans, spans[1:], strict=False)):
+        return "passages: spans in order, each starting and ending after the one before"
+    return None
+
+
 def stored_spans(passages: str, text: str) -> Spans:
     return [(0, len(text))] if not passages else [tuple(s) for s in json.loads(passages)]
 

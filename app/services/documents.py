@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from app.core.errors import InvalidInput, NotFound
+from app.core.metadata_limits import metadata_fault
 from app.core.stored_vectors import to_stored
 from app.index.live import ServedIndex
 from app.index.metadata_filter import Filter
@@ -164,11 +165,8 @@ class DocumentService(OnCollection):
             raise NotFound(
                 f"no document with id {missing[0]!r}" + (f" (and {len(missing) - 1} more)" if missing[1:] else "")
             )
-        changed = [
-            replace(
-                r,
-                metadata_json=json.dumps({**json.loads(r.metadata_json), **updates[r.id]} if merge else updates[r.id]),
-            )
-            for r in records
-        ]
-        return self.put_records(changed)
+        merged = {r.id: {**json.loads(r.metadata_json), **updates[r.id]} if merge else updates[r.id] for r in records}
+        for doc_id, metadata in merged.items():  # a merge is held to the limits a whole metadata is
+            if (fault := metadata_fault(metadata)) is not None:
+                raise InvalidInput(f"document {doc_id!r}: merged, its {fault}; nothing was written")
+        return self.put_records([replace(r, metadata_json=json.dumps(merged[r.id])) for r in records])

@@ -47,3 +47,26 @@ def test_a_long_document_keeps_a_vector_per_passage_and_its_spans():
 def test_ids_that_cannot_be_indexed_are_refused_with_their_position(bad):
     with pytest.raises(InvalidInput, match=r"documents\[1\]\.id"):
         document_records(BACKBONE.encode, [DocumentInput("fine"), DocumentInput("text", bad)], whole)
+
+
+def test_a_stored_record_no_index_can_hold_is_left_out_and_named_and_the_collection_opens(make_settings, caplog):
+    from dataclasses import replace as changed
+
+    from app.services.container import Services
+    from app.services.search_query import SearchQuery
+
+    settings = make_settings(backbone="hashing", follow_interval=0.05)
+    first = Services.from_settings(settings)
+    try:
+        first.documents.add([DocumentInput("a heron by the river", "good"), DocumentInput("a stone", "bad")])
+        (record,) = first.store.documents.get(first.served.collection_key, ["bad"])
+        spoiled = changed(record, passages="[[0, 3], [9, 2]]")  # as an older import could store it
+        first.store.documents.put(first.served.collection_key, [spoiled])
+    finally:
+        first.close()
+    again = Services.from_settings(settings)  # a new start reads the store: it opens, without the bad record
+    try:
+        assert [h.id for h in again.search.search(SearchQuery("heron stone", k=5)).hits] == ["good"]
+        assert "document 'bad'" in caplog.text and "passages" in caplog.text
+    finally:
+        again.close()

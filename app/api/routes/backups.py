@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from app.api.access import allow
 from app.api.backup_schemas import CollectionLine, ImportBody
 from app.api.deps import CollectionName, ServicesDep, open_collection
+from app.api.json_input import loads
 from app.core.access import EVERY
 from app.core.errors import InvalidInput
 from app.services.collections.backup import ImportReport, export_lines, import_lines
@@ -29,6 +30,9 @@ class LinesRoute(APIRoute):
 
         async def as_array(request: Request) -> Response:
             lines = [line for line in (await request.body()).splitlines() if line.strip()]
+            for n, line in enumerate(lines, 1):  # one JSON object a line: two joined by a comma are not two lines
+                if not isinstance(loads(line, f"line {n}"), dict):
+                    raise InvalidInput(f"line {n}: one JSON object a line")
             headers = [(k, v) for k, v in request.scope["headers"] if k != b"content-type"]
             converted = Request(
                 {**request.scope, "headers": [*headers, (b"content-type", b"application/json")]}, request.receive

@@ -14,7 +14,7 @@ from typing import Any
 from app.core.errors import InvalidInput, NotReady, ServiceError
 from app.correction.artifact import ArtifactFormatError, CorrectionArtifact
 from app.services.collections.collection import Collection
-from app.services.collections.import_checks import check_lines, check_settings, checked_record
+from app.services.collections.import_checks import CORE, check_lines, check_settings, checked_record
 from app.services.collections.manager import OPEN_WAIT, Collections
 from app.services.collections.spec import DEFAULT, SEARCH_SETTINGS, CollectionSpec
 from app.services.documents import DocumentInput, DocumentService
@@ -88,9 +88,11 @@ def import_lines(collections: Collections, name: str, lines: list[dict[str, Any]
     check_lines(lines, collections.settings.max_text_chars)
     report = ImportReport(name)
     held = collections.specs.get(name) if name != DEFAULT else None
-    if held is not None:
+    if name == DEFAULT:
+        check_settings(header, collections.default.spec, CORE)
+    elif held is not None:
         check_settings(header, CollectionSpec.from_bytes(held))
-    elif name != DEFAULT:
+    else:
         search = {k: header[k] for k in SEARCH_SETTINGS if header.get(k) is not None}
         collections.create(
             name,

@@ -1,5 +1,6 @@
 """What an import must be before any of it is written: the rules /documents keeps (text, id), every vector finite and
-non-zero, no id twice, the end line's count right, and an existing collection's settings as the import states them."""
+non-zero, passages that are spans of the text, no id twice, the end line's count right, and an existing
+collection's settings (the default's too) as the import states them."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from typing import Any
 import numpy as np
 
 from app.core.errors import Conflict, InvalidInput
+from app.index.passages import spans_fault
 from app.services.collections.spec import SEARCH_SETTINGS, CollectionSpec
 from app.store.documents import DocumentRecord
 
-COMPARED = ("backbone", "pooling", "index_factory", "model_path", "shards", *SEARCH_SETTINGS)
+CORE = ("backbone", "pooling", "index_factory", "model_path", "shards")  # what the default collection is made of
+COMPARED = (*CORE, *SEARCH_SETTINGS)
 
 
 def check_lines(lines: list[dict[str, Any]], max_text_chars: int) -> None:
@@ -34,6 +37,8 @@ def check_lines(lines: list[dict[str, Any]], max_text_chars: int) -> None:
                 f"line {i + 1}: document {line['id']!r} has {len(line['text']):,} characters, at most "
                 f"{max_text_chars:,} (CE_MAX_TEXT_CHARS, as on /documents)"
             )
+        if (wrong := spans_fault(line["passages"], len(line["text"]))) is not None:
+            raise InvalidInput(f"line {i + 1}: document {line['id']!r}: {wrong}")
         if line["id"] in first:
             raise InvalidInput(f"line {i + 1}: document {line['id']!r} again (first on line {first[line['id']] + 1})")
         first[line["id"]] = i
@@ -41,8 +46,9 @@ def check_lines(lines: list[dict[str, Any]], max_text_chars: int) -> None:
         raise InvalidInput(f"the end line counts {lines[-1]['documents']} documents; the import holds {len(first)}")
 
 
-def check_settings(header: dict[str, Any], spec: CollectionSpec) -> None:
-    """409 naming every setting the import states otherwise than the existing collection has it."""
+def check_settings(header: dict[str, Any], spec: CollectionSpec, compared: tuple[str, ...] = COMPARED) -> None:
+    """409 naming every setting the import states otherwise than the existing collection has it (the default
+    collection: what it is made of, CORE; its search settings are the service's)."""
     held: dict[str, Any] = {
         "backbone": spec.backbone,
         "pooling": spec.pooling,
@@ -51,7 +57,7 @@ def check_settings(header: dict[str, Any], spec: CollectionSpec) -> None:
         "shards": spec.shards,
         **{k: spec.search.get(k) for k in SEARCH_SETTINGS},
     }
-    stated = {k: header[k] for k in COMPARED if header.get(k) is not None}
+    stated = {k: header[k] for k in compared if header.get(k) is not None}
     differ = [f"{k} {stated[k]!r} (it has {held[k]!r})" for k in stated if stated[k] != held[k]]
     if differ:
         raise Conflict(f"collection {spec.name!r} exists with other settings than the import's: {'; '.join(differ)}")

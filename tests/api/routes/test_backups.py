@@ -40,3 +40,20 @@ def test_bodies_that_are_not_an_export_are_refused(client):
     doc = {"kind": "document", "id": "d", "text": "x"}
     first_not_collection = client.post("/collections/t/import", content=json.dumps(doc).encode())
     assert error_of(first_not_collection, 422)["message"] == "an import starts with the export's collection line"
+
+
+def test_an_import_reads_one_object_a_line_and_the_default_refuses_other_settings(client):
+    assert client.post("/collections", json={"name": "src", "pooling": "cls"}).status_code == 201
+    assert client.post("/collections/src/documents", json={"documents": [{"id": "a", "text": "x"}]}).status_code == 201
+    lines = client.get("/collections/src/export").text.splitlines()
+    other = client.post("/collections/default/import", content="\n".join(lines).encode())
+    assert "pooling 'cls'" in error_of(other, 409)["message"]
+    doc = {"kind": "document", "id": "b", "text": "y"}
+    joined = [lines[0], json.dumps(doc) + "," + json.dumps({**doc, "id": "c"})]
+    assert (
+        "line 2" in error_of(client.post("/collections/t2/import", content="\n".join(joined).encode()), 422)["message"]
+    )
+    bad = [lines[0], json.dumps({**doc, "passages": "[[0, 1], [0, 1]]"})]
+    refused = client.post("/collections/t3/import", content="\n".join(bad).encode())
+    assert "line 2" in error_of(refused, 422)["message"] and "passages" in refused.text
+    assert client.get("/collections/t3").status_code == 404  # refused before anything was written

@@ -108,3 +108,14 @@ def test_relabelling_a_missing_document_is_a_404_and_writes_nothing(client):
     assert "missing" in error_of(client.post("/documents/metadata", json=body), 404)["message"]
     assert client.get("/documents/a").json()["metadata"] == {"k": 1}
     assert "not JSON" in error_of(client.get("/documents", params={"filter": "{"}), 422)["message"]
+
+
+def test_a_metadata_merge_is_held_to_the_limits_a_whole_metadata_is(client):
+    assert client.post("/documents", json={"documents": [{"id": "m", "text": "x", "metadata": {}}]}).status_code == 201
+    for part in range(2):
+        keys = {f"k{part}-{i}": "v" * 100 for i in range(32)}
+        merged = client.post("/documents/metadata", json={"documents": [{"id": "m", "metadata": keys}], "merge": True})
+        assert merged.status_code == 200, merged.text
+    third = client.post("/documents/metadata", json={"documents": [{"id": "m", "metadata": {"k": 1}}], "merge": True})
+    assert "at most 64" in error_of(third, 422)["message"]
+    assert len(client.get("/documents/m").json()["metadata"]) == 64  # nothing written
