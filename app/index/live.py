@@ -8,7 +8,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal, Protocol, overload
 
@@ -182,6 +182,15 @@ class LiveIndex:
                 log.warning("index follower: %s", exc)
             except Exception:
                 log.exception("index follower step failed")
+
+    def caught_up(self) -> SearchIndex:
+        """The index with every change logged so far applied: a reader that must see the writes acknowledged before
+        it asked (a shard answering a search) calls this rather than wait for the next follower step. A trimmed log
+        is left to the follower, which rebuilds."""
+        with self._lock:
+            with suppress(ChangeLogGap):
+                self.builder.catch_up(self.current)
+            return self.current
 
     def follow_once(self) -> None:
         """Apply other processes' writes, pick up a published correction, rebuild or snapshot when due."""

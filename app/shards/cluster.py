@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 from app.backbones.base import Backbone
+from app.core.children import tied_popen
 from app.core.config import Settings
 from app.correction.pipeline import Correction, pooling_weights
 from app.correction.publication import publish
 from app.shards.deployment import ShardConfig, deploy, undeploy
 from app.shards.fanout import ShardedSearch
+from app.shards.reaper import MARK
 from app.store.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
@@ -46,13 +50,21 @@ def join_ray(address: str | None) -> None:
     started, failed = threading.Event(), []
 
     def own() -> None:
+        watcher = None
         try:
+            mark = os.environ[MARK] = uuid.uuid4().hex  # inherited by the processes ray.init starts, and only them
             ray.init(address=address or "local", include_dashboard=False, log_to_driver=False, configure_logging=False)
+            if address is None:  # a local instance: ended with this process, kill -9 included (shards/reaper)
+                watcher = tied_popen([sys.executable, "-m", "app.shards.reaper", str(os.getpid()), mark])
         except BaseException as exc:  # handed to the caller
             failed.append(exc)
         finally:
+            os.environ.pop(MARK, None)
             started.set()
         _RAY_OWNER_STOP.wait()
+        if watcher is not None:  # Ray has shut down: the watcher ends what may be left of it, then itself
+            watcher.terminate()
+            watcher.wait()
 
     _RAY_OWNER_STOP.clear()
     threading.Thread(target=own, name="ray-owner", daemon=True).start()

@@ -148,8 +148,9 @@ class IndexShard:
         self, vector: np.ndarray, depth: int, correction_id: str | None = None, where: Filter | None = None
     ) -> tuple[list[tuple[str, float]], dict[str, int], int]:
         """This shard's top `depth` documents by their best passage (matching `where`), which passage that was, and
-        how many documents it holds; ShardBehind if the query is in another correction's space than this shard's."""
-        index = self.served.current
+        how many documents it holds; ShardBehind if the query is in another correction's space than this shard's.
+        Every write logged before it asked is in the answer (read-your-writes)."""
+        index = self.served.caught_up()
         if correction_id != index.correction_id:
             raise ShardBehind(f"{self.shard.name} serves {index.correction_id}, the query is for {correction_id}")
         allowed = index.fields.matching(where) if where is not None else None
@@ -165,7 +166,9 @@ class IndexShard:
         return index.dense.search(vectors, depth)
 
     def lexical_statistics(self, text: str) -> dict[str, Any]:
-        """This shard's documents, tokens and the query's document frequencies (see index/global_bm25)."""
+        """This shard's documents, tokens and the query's document frequencies (see index/global_bm25), every write
+        logged before it asked applied: the lexical search asked next reads the same index."""
+        self.served.caught_up()
         return global_bm25.statistics(self._lexical(), text).to_dict()
 
     def search_lexical(
