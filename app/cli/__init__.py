@@ -8,7 +8,7 @@ import typer
 
 from app.cli.adaptation import adapt_backbone
 from app.cli.backups import export_collection, import_collection
-from app.cli.benchmarks import bench, bench_cluster, bench_collections, bench_search, bench_shards, load
+from app.cli.benchmarks import bench, bench_cluster, bench_collections, bench_depth, bench_search, bench_shards, load
 from app.cli.collections import collections
 from app.cli.corrections import evaluate, fit, isotropy
 from app.cli.export import export_onnx
@@ -53,6 +53,7 @@ for name, command in (
     ("bench", bench),
     ("load", load),
     ("bench-search", bench_search),
+    ("bench-depth", bench_depth),
     ("bench-shards", bench_shards),
     ("bench-cluster", bench_cluster),
     ("bench-collections", bench_collections),

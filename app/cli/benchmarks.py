@@ -120,6 +120,26 @@ def bench_search(
 
 
 @guarded
+def bench_depth(
+    documents: Annotated[int, typer.Option(min=1000, help="STS-B train sentences indexed as documents.")] = 2000,
+    queries: Annotated[int, typer.Option(min=5, help="Held-out sentences asked, each at every k and mode.")] = 50,
+    as_json: JsonLastOpt = False,
+) -> None:
+    """p50 of POST /search at k = 10, 100 and 1,000 in each mode, on a fresh service over HTTP (the default backbone),
+    each with its ratio to k = 10 in the same run."""
+    from app.benchmarks import depth
+
+    settings = get_settings()
+    result = depth.run(STS_DIR, documents, queries, {"CE_BACKBONE": settings.backbone}, [settings.graphs_dir])
+    if not as_json:
+        typer.echo(f"{result['documents']:,} documents, {result['queries']} queries, p50 of POST /search:")
+        for mode, p50 in result["p50_ms"].items():
+            ratios = result["vs_k10"][mode]
+            typer.echo(f"  {mode:<8}" + "".join(f"  k={k}: {ms} ms ({ratios[k]}x)" for k, ms in p50.items()))
+    typer.echo(json.dumps(result))
+
+
+@guarded
 def bench_shards(
     n: Annotated[int, typer.Option(min=1000, help="Synthetic documents stored in Redis and split into shards.")] = (
         1_000_000
