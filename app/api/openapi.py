@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from app.core.config import Settings
+from app.services.search_query import max_search_depth
 
 MARK = "x-served"
 JSON_CONTENT = "x-json-content"
@@ -27,7 +28,7 @@ def served_values(settings: Settings) -> dict[str, Any]:
         "max_texts": settings.max_texts,
         "max_text_chars": settings.max_text_chars,
         "max_k": settings.max_k,
-        "max_search_depth": settings.max_search_depth,
+        "max_search_depth": max_search_depth(settings.max_k),
         "backbones": sorted({settings.backbone, *settings.collection_backbones}),
         "models": [str(p) for p in settings.collection_models],
         "max_collection_shards": settings.max_collection_shards,

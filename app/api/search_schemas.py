@@ -19,7 +19,7 @@ from app.services.search_query import Diversity, SearchQuery, VectorSpace
 Weight = Annotated[float, Field(strict=True, ge=0, le=1)]  # a number, not a boolean
 RrfK = Annotated[StrictInt, Field(ge=1, le=MAX_RRF_K)]
 Depth = Annotated[StrictInt, Field(ge=1, le=MAX_CANDIDATES)]
-Offset = Annotated[StrictInt, Field(ge=0)]  # offset + k at most CE_MAX_SEARCH_DEPTH: checked by the search
+Offset = Annotated[StrictInt, Field(ge=0)]  # offset + k at most 10 times CE_MAX_K: checked by the search
 # How a request may rank and page: the POST form's fields and the GET form's query parameters say the same.
 DESCRIBE = {
     "mode": "dense, lexical (BM25) or hybrid (both fused); default: the collection's (see `ranking`).",
@@ -29,7 +29,7 @@ DESCRIBE = {
     "rrf_k": "rrf: the rank constant k in 1 / (k + rank); default 60.",
     "candidates": f"How deep each list is read before fusing (1 to {MAX_CANDIDATES}); default 300.",
     "offset": "Skip this many results: page n (from 0) of size k is offset n*k; offset + k at most "
-    "CE_MAX_SEARCH_DEPTH. Every page is cut from one ranking, so pages concatenated equal one deep request.",
+    "10 times CE_MAX_K. Every page is cut from one ranking, so pages concatenated equal one deep request.",
     "cursor": "The previous page's next_cursor: the page after it, of this request's k (instead of offset).",
     "explain": "Add to each hit its rank and score in each list and what the fused score took from each.",
     "include_vectors": "Add to each hit its best passage's vector in the search space.",

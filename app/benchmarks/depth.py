@@ -20,11 +20,17 @@ POST_BATCH = 256
 
 
 def run(sts_dir: Path, documents: int, queries: int, env: dict[str, str], reuse: list[Path]) -> dict[str, Any]:
+    """`measure` on a fresh service started with `env` (its own embedded Redis)."""
+    with running_service(env, reuse=reuse) as (url, _pid):
+        return measure(url, sts_dir, documents, queries)
+
+
+def measure(url: str, sts_dir: Path, documents: int, queries: int) -> dict[str, Any]:
     """p50 milliseconds of POST /search per (mode, k), over `queries` held-out sentences, on `documents` others."""
     sentences = list(dict.fromkeys(read_corpus(sts_dir / "sts-train.csv")))
     docs, asked = sentences[:documents], sentences[documents : documents + queries]
     figures: dict[str, Any] = {"documents": len(docs), "queries": len(asked), "p50_ms": {}, "vs_k10": {}}
-    with running_service(env, reuse=reuse) as (url, _pid), httpx.Client(base_url=url, timeout=300) as client:
+    with httpx.Client(base_url=url, timeout=300) as client:
         for start in range(0, len(docs), POST_BATCH):
             batch = [{"id": f"s{start + i}", "text": t} for i, t in enumerate(docs[start : start + POST_BATCH])]
             client.post("/documents", json={"documents": batch}).raise_for_status()

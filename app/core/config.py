@@ -208,13 +208,7 @@ class Settings(BaseSettings):
     )
     max_text_chars: int = setting(20_000, "Characters per text.", "Limits", ge=1)
     max_body_bytes: int = setting(8_000_000, "Request body size; larger bodies get 413.", "Limits", ge=1024)
-    max_k: int = setting(1000, "Largest k accepted by /search (larger: page with next_cursor).", "Limits", ge=1)
-    max_search_depth: int = setting(
-        10_000,
-        "Deepest result /search pages reach (offset + k): the ranking is read this deep at most.",
-        "Limits",
-        ge=1,
-    )
+    max_k: int = setting(1000, "Largest k accepted by /search; pages reach 10 times as deep.", "Limits", ge=1)
     max_fits: int = setting(1, "Fits over HTTP running at once; more get 429 with Retry-After.", "Limits", ge=1)
     max_request_tokens: int = setting(
         262_144, "Tokens one request may send to be encoded; more is a 413 before any encoding.", "Limits", ge=256

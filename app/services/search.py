@@ -30,7 +30,7 @@ from app.services.embedding import EmbeddingService
 from app.services.on_collection import OnCollection
 from app.services.ranking_choice import ranking_for
 from app.services.search_hits import HitReader, SearchHit, SearchResult
-from app.services.search_query import SearchQuery
+from app.services.search_query import SearchQuery, max_search_depth
 from app.store.redis_store import RedisStore
 
 
@@ -74,11 +74,9 @@ class SearchService(OnCollection):
     def _check(self, query: SearchQuery, index: SearchIndex) -> None:
         if not 1 <= query.k <= self.settings.max_k:
             raise InvalidInput(f"k must be within [1, {self.settings.max_k}] (CE_MAX_K), got {query.k}")
-        if query.offset + query.k > self.settings.max_search_depth:
-            limit = self.settings.max_search_depth
-            raise InvalidInput(
-                f"offset + k must be at most {limit} (CE_MAX_SEARCH_DEPTH), got {query.offset + query.k}"
-            )
+        if query.offset + query.k > (limit := max_search_depth(self.settings.max_k)):
+            depth = query.offset + query.k
+            raise InvalidInput(f"offset + k must be at most {limit} (10 times CE_MAX_K), got {depth}")
         if query.text is None and query.vector is None and query.like is None:
             raise InvalidInput("send q (a text), vector, both, or like (a stored document's id)")
         if query.like is not None and query.vector is not None:

@@ -12,6 +12,7 @@ import numpy as np
 from app.core.errors import InvalidInput
 from app.index.metadata_filter import Filter, parse
 
+DEPTH_PER_K = 10  # pages reach offset + k <= DEPTH_PER_K * CE_MAX_K: how deep a ranking is ever read
 VectorSpace = Literal["search", "raw"]  # the collection's search space, or the backbone's (mapped by the server)
 RANKING_FIELDS = ("mode", "fusion", "lexical_weight", "rrf_k", "candidates", "feedback_docs", "feedback_weight")
 
@@ -76,3 +77,8 @@ class SearchQuery:
         """The query's fields as JSON would hold them (no vector), for logs and tests."""
         skip = {"vector", "filter", "diversity"}
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
+
+
+def max_search_depth(max_k: int) -> int:
+    """How deep pages reach (offset + k) when one page holds at most `max_k` (CE_MAX_K)."""
+    return DEPTH_PER_K * max_k

@@ -14,7 +14,7 @@ import httpx
 from app.benchmarks.http import free_port
 from tests.conftest import server_env, server_log, start_server, stop_server
 
-CASES = int(os.environ.get("CE_IMPORT_FUZZ", "24"))
+CASES = int(os.environ.get("CE_IMPORT_FUZZ", "12"))
 NDJSON = {"content-type": "application/x-ndjson"}
 VALUES = [
     None,

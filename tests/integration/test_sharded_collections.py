@@ -1,10 +1,13 @@
 """A named collection created with `shards: 3`: kept in three parts of the store, each searched (dense, lexical
 with the whole collection's BM25 statistics, filters) by a Ray Serve shard; it answers every route as the same
-collection kept whole does, and deleting it leaves no key and no shard."""
+collection kept whole does, and deleting it leaves no key and no shard; a search right after a 201 sees the new
+documents; kill -9 of the server leaves none of its local Ray instance's processes."""
 
+import signal
 import time
 
 import httpx
+import psutil
 import pytest
 import redis
 
@@ -93,6 +96,40 @@ def test_a_collection_kept_in_three_parts_answers_as_one_kept_whole(tmp_path):
             docs = [{"id": f"n{i}", "text": t} for i, t in enumerate(CORPUS[:20])]
             assert c.post("/collections/parts/documents", json={"documents": docs}).status_code == 201
             until(lambda: [h[0] for h in hits(c, "parts", CORPUS[4], "dense")][:1] == ["n4"])
+            read_your_writes(c)
+        ray_tree = {p.pid: p.create_time() for p in psutil.Process(proc.pid).children(recursive=True)}
+        assert {"raylet", "gcs_server", "ray::DashboardAgent"} <= {psutil.Process(p).name() for p in ray_tree}
+        proc.send_signal(signal.SIGKILL)  # no process of its local Ray instance may outlive it
+        proc.wait(timeout=10)
+        assert until_ended(ray_tree, 10.0) == []
     finally:
-        stop_server(proc)
+        if proc.poll() is None:
+            stop_server(proc)
     assert "unhandled error" not in server_log(proc)
+
+
+def read_your_writes(c: httpx.Client) -> None:
+    """A search right after a 201 finds the new documents in every mode: each shard applies the change log before
+    it answers (the follower, at 0.2 s here, comes after the search has answered)."""
+    for n in range(4):
+        docs = [{"id": f"r{n}-{i}", "text": f"round{n} word{i} about herons"} for i in range(6)]
+        assert c.post("/collections/parts/documents", json={"documents": docs}).status_code == 201
+        for mode in ("lexical", "dense", "hybrid"):
+            assert hits(c, "parts", f"round{n} word3", mode)[0][0] == f"r{n}-3", (n, mode)
+
+
+def until_ended(processes: dict[int, float], seconds: float) -> list[str]:
+    """The names of those still running (the same pid and start time, not a zombie) after up to `seconds`."""
+    deadline, left = time.monotonic() + seconds, list(processes)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.5)
+        left = [pid for pid, started in processes.items() if running(pid, started)]
+    return [psutil.Process(pid).name() for pid in left if running(pid, processes[pid])]
+
+
+def running(pid: int, started: float) -> bool:
+    try:
+        process = psutil.Process(pid)
+        return process.create_time() == started and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

@@ -18,6 +18,7 @@ from app.core.errors import InvalidInput
 from app.core.names import Fusion, SearchMode
 from app.index.fusion import MAX_CANDIDATES, MAX_RRF_K
 from app.services.search import SearchService
+from app.services.search_query import max_search_depth
 
 router = APIRouter(route_class=BoundedBodyRoute)
 # The GET form's `filter` is the POST form's, as JSON in the URL.
@@ -46,7 +47,7 @@ async def _search(service: SearchService, body: SearchRequest) -> SearchResponse
     query = body.query() if cursor is None else replace(body.query(), offset=cursor.offset)
     found = await service.search_async(query)
     after = query.offset + len(found.hits)
-    more = len(found.hits) == query.k and after < service.settings.max_search_depth
+    more = len(found.hits) == query.k and after < max_search_depth(service.settings.max_k)
     return SearchResponse(
         next_cursor=SearchCursor(after, digest, found.state).token() if more else None,
         collection_changed=cursor is not None and cursor.state != found.state,

@@ -329,4 +329,4 @@ def test_a_cursor_walks_every_document_once_whatever_the_page_size_and_names_a_c
     after = client.post("/search", json={**query, "k": 5, "cursor": first["next_cursor"]}).json()
     assert after["collection_changed"] is True and len(after["results"]) == 5
     deep = client.post("/search", json={**query, "k": 20, "offset": 10**6})
-    assert "CE_MAX_SEARCH_DEPTH" in error_of(deep, 422)["message"]
+    assert "10 times CE_MAX_K" in error_of(deep, 422)["message"]

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from app.index.ranked import RankedList
 from app.services.container import Services
 from app.services.documents import DocumentInput
 from app.services.search_query import Diversity, SearchQuery
@@ -78,3 +79,17 @@ def test_pages_concatenated_equal_one_request(
     if mode != "lexical":  # dense and hybrid rank every document in scope
         scope = {d.id for d in docs if group is None or d.metadata["group"] == group} - ({"d000"} if like else set())
         assert set(whole) == scope
+
+
+def test_the_fused_window_comes_first_then_the_source_less_the_window_at_the_tail_score():
+    reads = []
+
+    def source(depth):
+        reads.append(depth)
+        return [("a", 0.9), ("b", 0.8), ("c", 0.7), ("d", 0.6), ("e", 0.5)][:depth]
+
+    order = RankedList(source, [("a", 0.9), ("b", 0.8)], 2, head=[("c", 1.0), ("a", 0.4)], leave_out="d", tail_score=0)
+    assert order.first(2) == [("c", 1.0), ("a", 0.4)] and reads == []  # the window alone: nothing read
+    assert order.first(4) == [("c", 1.0), ("a", 0.4), ("b", 0), ("e", 0)] and reads == [7]
+    assert order.first(9) == order.first(4)  # the source has ended: not read again
+    assert RankedList(source).first(3) == [("a", 0.9), ("b", 0.8), ("c", 0.7)]  # one list: its own scores

@@ -1,6 +1,7 @@
-"""The filter language fuzzed over real HTTP with JSON of every type and depth, through GET and POST alike: no answer
-is a 5xx, GET and POST agree, and every accepted filter selects exactly what a plain evaluation typed like JSON
-selects (true is not 1, integers and floats compare exactly at any size), written here apart from the service's."""
+"""JSON read under one set of limits (nesting, integer digits), and the filter language fuzzed over real HTTP with
+JSON of every type and depth, through GET and POST alike: no answer is a 5xx, GET and POST agree, and every accepted
+filter selects exactly what a plain evaluation typed like JSON selects (true is not 1, integers and floats compare
+exactly at any size), written here apart from the service's."""
 
 from __future__ import annotations
 
@@ -215,3 +216,17 @@ def test_true_is_not_1_and_big_integers_compare_exactly(served):
         )[0]
         == 422
     )  # a field's $not counts against the 8 levels too
+
+
+def test_nesting_is_counted_without_recursion_and_each_limit_is_named():
+    from app.api.json_input import MAX_NESTING, loads, nesting
+    from app.core.errors import InvalidInput
+
+    assert nesting(1) == 0 and nesting({"a": [1, {"b": []}]}) == 4
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    assert nesting(deep) == MAX_NESTING + 1  # stops reading past the bound
+    for raw, says in (("[" * 3000 + "]" * 3000, "nests more"), ("1" * 4301, "4300 digits"), ("{", "not JSON")):
+        with pytest.raises(InvalidInput, match=says):
+            loads(raw, "filter")
