@@ -25,7 +25,7 @@ test: install
 	$(VENV)/bin/ruff check app tests clients
 	$(VENV)/bin/mypy app clients/python/corrected_embeddings_client
 	$(VENV)/bin/hadolint Dockerfile
-	$(PY) -m pytest -n auto --dist loadfile --cov=app --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR)
+	$(PY) -m pytest -n auto --dist loadfile --durations=15 --cov=app --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR)
 
 ## The in-process tests alone (no server, CLI or Ray process, no real model): the quick loop while editing.
 unit: install

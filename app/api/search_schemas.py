@@ -27,7 +27,8 @@ DESCRIBE = {
     "scores) or rrf (reciprocal ranks); default: the collection's.",
     "lexical_weight": "Hybrid: the lexical list's weight in [0, 1]; default: the fusion's own.",
     "rrf_k": "rrf: the rank constant k in 1 / (k + rank); default 60.",
-    "candidates": f"How deep each list is read before fusing (1 to {MAX_CANDIDATES}); default 300.",
+    "candidates": f"Hybrid: how deep each list is read and fused, the window (1 to {MAX_CANDIDATES}); default 300. "
+    "Past it, documents follow the dense list's order at rank_score 0.",
     "offset": "Skip this many results: page n (from 0) of size k is offset n*k; offset + k at most "
     "10 times CE_MAX_K. Every page is cut from one ranking, so pages concatenated equal one deep request.",
     "cursor": "The previous page's next_cursor: the page after it, of this request's k (instead of offset).",

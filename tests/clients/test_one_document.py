@@ -68,3 +68,15 @@ def test_an_embeddings_object_of_another_space_is_refused_when_the_store_is_buil
         CorrectedVectorStore(server_url, API_KEY, embedding=CorrectedEmbeddings(server_url, API_KEY))
     searching = CorrectedEmbeddings(server_url, API_KEY, space="search")
     assert CorrectedVectorStore(server_url, API_KEY, embedding=searching).embeddings is searching
+
+
+def test_llamaindex_needs_no_embedding_model_the_server_encodes_once(stores):
+    from llama_index.core import MockEmbedding, StorageContext, VectorStoreIndex
+
+    _, _, llama = stores
+    nodes = [TextNode(id_="m1", text="the boiler room floods"), TextNode(id_="m2", text="a quiet library")]
+    index = VectorStoreIndex(  # MockEmbedding: LlamaIndex's node vectors, which the store leaves unread, cost nothing
+        nodes, storage_context=StorageContext.from_defaults(vector_store=llama), embed_model=MockEmbedding(embed_dim=1)
+    )
+    found = index.as_retriever(similarity_top_k=1).retrieve("water in the boiler room")
+    assert [n.node.node_id for n in found] == ["m1"] and 0.0 <= found[0].score <= 1.0
