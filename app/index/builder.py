@@ -59,6 +59,7 @@ class IndexBuilder:
         # Stored documents to vectors: their raw ones decoded, mapped into a correction's space (or encoded again)
         self.vectors = DocumentVectors(store, collection_key, raw_dim, encode=encode, keys_only=factory == SHARDED)
         self.raw_dim = raw_dim
+        self.refused: set[str] = set()  # stored records no index can hold (`readable`): not counted as drift
         self.factory = factory
         self.recall = recall
         self.depth = depth or SearchDepth()
@@ -208,7 +209,10 @@ class IndexBuilder:
         for record in records:
             if record is not None and (fault := self.vectors.fault(record)) is not None:
                 log.error("document %r of %s is not indexed: %s", record.id, self.collection_key, fault)
+                self.refused.add(record.id)
                 record = None
+            elif record is not None:
+                self.refused.discard(record.id)  # written again, whole
             out.append(record)
         return out
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.index.builder import IndexBuilder
-from app.index.passages import passage_of, spans_fault, stored_spans
+from app.index.passages import passage_of, stored_spans
 from app.index.search_index import SearchIndex
 
 FULL_CHECK_DOCUMENTS = 1_000_000  # a served index larger than this checks its counts only, unless they disagree
@@ -96,7 +96,7 @@ def stored_passages(builder: IndexBuilder) -> dict[str, int]:
     for ids in store.ids(key):
         ids = [d for d in ids if builder.holds(d)]
         for doc_id, spans in zip(ids, store.spans(key, ids), strict=True):
-            if spans is not None and spans_fault(spans, None) is None:  # else unindexable: not held
+            if spans is not None and doc_id not in builder.refused:  # a record no index can hold is not held
                 out[doc_id] = len(stored_spans(spans, "")) if spans else 1
     return out
 
@@ -121,7 +121,7 @@ def check_counts(builder: IndexBuilder, index: SearchIndex) -> IntegrityCheck | 
     started, changes = time.monotonic(), builder.store.changes
     if changes.last_id(builder.collection_key) != index.applied:
         return None
-    stored = builder.stored_count()
+    stored = builder.stored_count() - len(builder.refused)
     if changes.last_id(builder.collection_key) != index.applied:
         return None
     return IntegrityCheck(
