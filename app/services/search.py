@@ -170,8 +170,7 @@ class SearchService(OnCollection):
         if ranking.feedback and dense.stored is not None:  # the shards keep their vectors: no feedback there
             top = described["feedback"]["from"] = ranking.feedback_from(ranked)
             moved = self.moved(index, vector, top, dense, ranking)[None, :]
-            read = self.dense.search(index, moved, depth + (query.like is not None), scope).hits
-            found = replace(found, dense=[hit for hit in read if hit[0] != query.like][:depth])
+            found, read = self.searched_again(index, moved, found, depth, scope, query.like)
             ranked = fuse(found, ranking)
         if ranking.mode == "lexical":  # read again from the top: `found` left out the document searched like
             source, read = partial(self._lexical_hits, index, query.text or "", scope), []
@@ -232,8 +231,15 @@ class SearchService(OnCollection):
         if dense.stored is None:  # the shards keep their vectors: nothing to move the query toward
             return found
         moved = self.moved(index, vector, top, dense, ranking, documents=documents)
-        again = self.dense.search(index, moved[None, :], depth + (leave_out is not None), Scope(allowed))
-        return replace(found, dense=[hit for hit in again.hits if hit[0] != leave_out][:depth])
+        return self.searched_again(index, moved[None, :], found, depth, Scope(allowed), leave_out)[0]
+
+    def searched_again(
+        self, index: SearchIndex, moved: np.ndarray, found: Candidates, depth: int, scope: Scope, leave_out: str | None
+    ) -> tuple[Candidates, list[tuple[str, float]]]:
+        """`found` with its dense list searched again for the moved query (a document searched like left out), and
+        that list as the source gave it: what the ranking reads deeper from."""
+        again = self.dense.search(index, moved, depth + (leave_out is not None), scope).hits
+        return replace(found, dense=[hit for hit in again if hit[0] != leave_out][:depth]), again
 
     def moved(
         self,
