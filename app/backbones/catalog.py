@@ -20,6 +20,7 @@ _BUILTIN = {
     "huggingface": "app.backbones.huggingface",
     "onnx": "app.backbones.onnx",
 }
+READS_FOLDER = ("huggingface", "onnx")  # the backbones that serve a model folder (CE_MODEL_PATH)
 _RUNTIMES = {"huggingface": "torch"}  # the library a backbone loads that only the offline extra installs
 
 

@@ -8,22 +8,24 @@ vector per text; SIF's token weights are a graph input, ones when a request has 
 from __future__ import annotations
 
 import importlib.util
-import json
 import logging
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from app.backbones.base import make_fingerprint
+from app.backbones.architecture import Architecture, read_architecture
 from app.backbones.catalog import register
+from app.backbones.folder import ModelFolder, read_folder
+from app.backbones.int8_check import check_int8, graph_agreement, read_check, write_check
+from app.backbones.local import LocalBackbone
 from app.backbones.pooling import pooling_named
-from app.backbones.static_scales import fix_scales, model_inputs
-from app.backbones.tokens import Tokenizer, TokenizerMethods, hash_weights, length_batches, local_model
+from app.backbones.static_scales import calibration_texts, fix_scales, model_inputs
+from app.backbones.tokens import Tokenizer, hash_weights, local_model
 from app.core.names import Pooling
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ log = logging.getLogger(__name__)
 GRAPH_VERSION = 4  # bump when the graph or its quantization changes: cached exports and fingerprints follow (4: int8
 # activations on scales fixed once, backbones/static_scales.py: vectors no longer depend on their batch-mates)
 QUANTIZATIONS = ("int8", "none")
+FUSION_AGREEMENT = 0.99999  # lowest cosine of the fused graph's vectors to the unfused one's, or it stays unfused
 OPSET = 17
 
 
@@ -48,7 +51,8 @@ def _keeps_fp32(node_name: str) -> bool:
 
 
 def export_graph(model_path: Path, pooling: Pooling, out: Path) -> None:
-    """Export encoder + pooling to ONNX (dynamic batch and length), from local weights only, then fuse it."""
+    """Export encoder + pooling to ONNX (dynamic batch and length), from local weights only, then fuse it where
+    ONNX Runtime's optimizer knows the architecture and the fused graph gives the same vectors."""
     import torch
     from transformers import AutoModel
 
@@ -84,18 +88,28 @@ def export_graph(model_path: Path, pooling: Pooling, out: Path) -> None:
             opset_version=OPSET,
             dynamo=False,
         )
-    fuse_transformer_ops(out, heads=model.config.num_attention_heads, hidden=model.config.hidden_size)
+    architecture = read_architecture(model_path)
+    if architecture.fuses:
+        fuse_transformer_ops(out, architecture, model_path)
 
 
-def fuse_transformer_ops(path: Path, *, heads: int, hidden: int) -> None:
+def fuse_transformer_ops(path: Path, architecture: Architecture, model_path: Path) -> None:
     """ONNX Runtime's BERT fusions, in place: one Attention, SkipLayerNorm, BiasGelu and EmbedLayerNorm op where
     the export has dozens of small ones. On 2 cores a forward pass of one short text costs ~25% less, and a
-    round of 16 texts ~10% less; the vectors are the same to rounding."""
+    round of 16 texts ~10% less; the vectors are the same to rounding, which is checked: else it stays unfused."""
     from onnxruntime.transformers.optimizer import optimize_model
 
-    optimize_model(str(path), model_type="bert", num_heads=heads, hidden_size=hidden, opt_level=1).save_model_to_file(
-        str(path)
-    )
+    fused = path.with_name(path.name + ".fused")
+    optimize_model(
+        str(path), model_type="bert", num_heads=architecture.heads, hidden_size=architecture.hidden_size, opt_level=1
+    ).save_model_to_file(str(fused))
+    texts = calibration_texts()[::64]
+    agreement = graph_agreement(path, fused, Tokenizer(model_path, min(512, architecture.positions)), texts)
+    if agreement >= FUSION_AGREEMENT:
+        os.replace(fused, path)
+    else:
+        log.info("%s: ONNX Runtime's fusions changed the vectors (cosine %.6f): left unfused", model_path, agreement)
+        fused.unlink()
 
 
 def quantize_int8(src: Path, dst: Path, model_path: Path) -> None:
@@ -123,8 +137,10 @@ def graph_path(weights: str, pooling: Pooling, quantize: str, cache_dir: Path) -
 
 
 def drop_fp32_source(graph: Path) -> None:
-    """Remove the fp32 graph an int8 one was quantized from (serving never reads it; the image ships without it)."""
-    if graph.name.endswith("-int8.onnx"):
+    """Remove the fp32 graph an int8 one was quantized from, when the int8 graph kept the model (serving then never
+    reads it; the image ships without it)."""
+    check = read_check(graph)
+    if graph.name.endswith("-int8.onnx") and (check is None or check.keeps):
         graph.with_name(graph.name.removesuffix("-int8.onnx") + "-none.onnx").unlink(missing_ok=True)
 
 
@@ -135,7 +151,8 @@ def can_export() -> bool:
 
 def missing_graph(model_path: Path, pooling: str, quantize: str, cache_dir: Path) -> str | None:
     """Why this graph cannot be served here (absent, and no exporter installed), or None when it can."""
-    if can_export() or graph_path(hash_weights(Path(model_path)), pooling_named(pooling), quantize, cache_dir).exists():
+    weights = hash_weights(read_folder(Path(model_path)).weights)
+    if can_export() or graph_path(weights, pooling_named(pooling), quantize, cache_dir).exists():
         return None
     return (
         f"the ONNX graph for {pooling} pooling ({quantize}) is not in {cache_dir} and this install cannot export "
@@ -144,9 +161,11 @@ def missing_graph(model_path: Path, pooling: str, quantize: str, cache_dir: Path
     )
 
 
-def cached_graph(model_path: Path, weights: str, pooling: Pooling, quantize: str, cache_dir: Path) -> Path:
-    """The graph for these weights, pooling and quantization: exported (and quantized) once, then reused."""
+def cached_graph(folder: ModelFolder, weights: str, pooling: Pooling, quantize: str, cache_dir: Path) -> Path:
+    """The graph for these weights, pooling and quantization: exported (and quantized, and checked) once, then
+    reused."""
     path, fp32 = graph_path(weights, pooling, quantize, cache_dir), graph_path(weights, pooling, "none", cache_dir)
+    model_path = folder.weights
     if path.exists():
         return path
     if not can_export():
@@ -156,7 +175,7 @@ def cached_graph(model_path: Path, weights: str, pooling: Pooling, quantize: str
     # In a child process: the export imports torch and transformers (~1 GB resident), which a server that
     # exported in-process would keep for its whole life, though it never runs them.
     child = multiprocessing.get_context("spawn").Process(
-        target=_export, args=(model_path, pooling, quantize, fp32, path), name="onnx-export"
+        target=_export, args=(folder, pooling, quantize, fp32, path), name="onnx-export"
     )
     child.start()
     child.join()
@@ -165,12 +184,18 @@ def cached_graph(model_path: Path, weights: str, pooling: Pooling, quantize: str
     return path
 
 
-def _export(model_path: Path, pooling: Pooling, quantize: str, fp32: Path, path: Path) -> None:
-    """The export itself, run in the child process cached_graph() starts."""
+def _export(folder: ModelFolder, pooling: Pooling, quantize: str, fp32: Path, path: Path) -> None:
+    """The export itself, run in the child process cached_graph() starts; an int8 graph is checked against its fp32
+    source before it is renamed into place, its verdict kept beside it."""
     if not fp32.exists():
-        _write_atomically(fp32, lambda tmp: export_graph(model_path, pooling, tmp))
+        _write_atomically(fp32, lambda tmp: export_graph(folder.weights, pooling, tmp))
     if quantize == "int8":
-        _write_atomically(path, lambda tmp: quantize_int8(fp32, tmp, model_path))
+
+        def quantized(tmp: Path) -> None:
+            quantize_int8(fp32, tmp, folder.weights)
+            write_check(path, check_int8(fp32, tmp, folder))
+
+        _write_atomically(path, quantized)
 
 
 def _write_atomically(path: Path, write: Callable[[Path], None]) -> None:
@@ -180,73 +205,56 @@ def _write_atomically(path: Path, write: Callable[[Path], None]) -> None:
     os.replace(tmp, path)
 
 
-class OnnxBackbone(TokenizerMethods):
-    """An ONNX Runtime session of the exported graph; length-sorted, padded batches under a token budget."""
+class OnnxBackbone(LocalBackbone):
+    """An ONNX Runtime session of the exported graph, then the folder's heads; length-sorted batches under a token
+    budget. Int8 only where its check at quantization kept the model: else the fp32 graph, and the log says why."""
 
     def __init__(
         self,
-        model_path: Path,
+        folder: ModelFolder | Path,
         *,
         cache_dir: Path,
-        name: str | None = None,
-        pooling: str = Pooling.MEAN,
         quantize: str = "int8",
-        max_length: int = 256,
-        batch_size: int = 64,
-        max_batch_tokens: int = 8192,
         threads: int = 0,
+        **options: Any,
     ):
         import onnxruntime as ort
 
         if quantize not in QUANTIZATIONS:
             raise ValueError(f"unknown quantization {quantize!r}; choose one of {', '.join(QUANTIZATIONS)}")
-        model_path, pooling = Path(model_path), pooling_named(pooling)
-        if not model_path.is_dir():
-            raise FileNotFoundError(f"model folder not found: {model_path}")
-        config = json.loads((model_path / "config.json").read_text())  # read directly: no transformers to serve
-        self.max_length = min(max_length, config.get("max_position_embeddings") or max_length)
-        self.tokens = Tokenizer(model_path, self.max_length)
-        self.name, self.pooling, self.quantize = name or model_path.name, pooling, quantize
+        folder = folder if isinstance(folder, ModelFolder) else read_folder(Path(folder))
+        super().__init__(folder, **options)
+        self.graph = cached_graph(folder, self.weights, self.pooling, quantize, cache_dir)
+        self.int8_check = read_check(self.graph) if quantize == "int8" else None
+        if self.int8_check is not None and not self.int8_check.keeps:
+            log.warning("serving %s in fp32: int8 %s", self.name, self.int8_check.reason)
+            quantize = "none"
+            self.graph = cached_graph(folder, self.weights, self.pooling, quantize, cache_dir)
+        self.quantize = quantize
         self.runtime = f"onnxruntime-{'fp32' if quantize == 'none' else quantize}"
-        self.dim, self.vocab_size = int(config["hidden_size"]), int(config["vocab_size"])
-        self.batch_size, self.max_batch_tokens = batch_size, max_batch_tokens
-        weights = hash_weights(model_path)
-        self.fingerprint = make_fingerprint(
-            model=self.name,
-            weights=weights,
-            pooling=pooling,
-            max_length=self.max_length,
-            runtime="onnxruntime",
-            quantize=quantize,
-            graph=GRAPH_VERSION,
-        )
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
-        options.inter_op_num_threads = 1
+        self.fingerprinted(runtime="onnxruntime", quantize=quantize, graph=GRAPH_VERSION)
+        options_ = ort.SessionOptions()
+        options_.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options_.intra_op_num_threads = threads or os.cpu_count() or 1
+        options_.inter_op_num_threads = 1
         # ONNX Runtime's arena keeps the largest batch's buffers for good (80 MB after a request of long passages);
         # without it they go back to the heap, which the encoder trims when idle. No slower here.
-        options.enable_cpu_mem_arena = False
-        self.graph = cached_graph(model_path, weights, pooling, quantize, cache_dir)
-        self._session = ort.InferenceSession(str(self.graph), options, providers=["CPUExecutionProvider"])
+        options_.enable_cpu_mem_arena = False
+        self._session = ort.InferenceSession(str(self.graph), options_, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}  # the exporter drops inputs a graph ignores
         self._lock = threading.Lock()
+        self._check_dim()
 
-    def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:
-        """Tokenize once, batch by length under a token budget, return in the caller's order."""
-        texts = list(texts)
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        ids = self.tokens.ids(texts)
-        with self._lock:
-            for rows in length_batches([len(r) for r in ids], self.batch_size, self.max_batch_tokens):
-                feed = model_inputs([ids[i] for i in rows], self.tokens.pad_id, self._inputs, token_weights)
-                out[rows] = self._session.run(None, feed)[0]
-        return out
+    def _pool_rows(self, ids: list[list[int]], types: list[list[int]], token_weights: np.ndarray | None) -> np.ndarray:
+        feed = model_inputs(ids, self.tokens.pad_id, self._inputs, token_weights)
+        return np.asarray(self._session.run(None, feed)[0])
+
+    def describe(self) -> dict[str, Any]:
+        check = self.int8_check
+        return {**super().describe(), "int8_check": None if check is None else check.summary()}
 
 
 @register("onnx")
 def _from_settings(settings: Settings) -> OnnxBackbone:
-    path, options = local_model(settings)
-    return OnnxBackbone(path, cache_dir=settings.graphs_dir, quantize=settings.quantize, **options)
+    folder, options = local_model(settings)
+    return OnnxBackbone(folder, cache_dir=settings.graphs_dir, quantize=settings.quantize, **options)

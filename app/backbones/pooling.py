@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,16 +26,23 @@ def hidden_states(
     """What `pool` needs from a transformer for a pooling: the input embeddings alone (embedding_avg), every layer's
     output (first_last_avg), else the last layer's."""
     pooling = pooling_named(pooling)
-    if pooling == Pooling.EMBEDDING_AVG:  # no transformer layer at all
+    if pooling == Pooling.EMBEDDING_AVG and model.config.model_type == "bert":  # no transformer layer at all
         return (model.embeddings(input_ids=input_ids, inputs_embeds=inputs_embeds, token_type_ids=token_type_ids),)
-    out = model(
-        input_ids=input_ids,
-        inputs_embeds=inputs_embeds,
-        attention_mask=mask,
-        token_type_ids=token_type_ids,
-        output_hidden_states=pooling == Pooling.FIRST_LAST_AVG,
-    )
+    if pooling == Pooling.EMBEDDING_AVG:  # other embeddings modules differ in arguments: the model's first state
+        inputs = {"input_ids": input_ids, "inputs_embeds": inputs_embeds, "attention_mask": mask}
+        if accepts_token_types(model):
+            inputs["token_type_ids"] = token_type_ids
+        return (model(**inputs, output_hidden_states=True).hidden_states[0],)
+    inputs = {"input_ids": input_ids, "inputs_embeds": inputs_embeds, "attention_mask": mask}
+    if accepts_token_types(model):  # DistilBERT, MPNet and ModernBERT take none
+        inputs["token_type_ids"] = token_type_ids
+    out = model(**inputs, output_hidden_states=pooling == Pooling.FIRST_LAST_AVG)
     return out.hidden_states if pooling == Pooling.FIRST_LAST_AVG else (out.last_hidden_state,)
+
+
+def accepts_token_types(model: Any) -> bool:
+    """Whether a transformers model's forward takes token_type_ids."""
+    return "token_type_ids" in inspect.signature(model.forward).parameters
 
 
 def _masked_mean(hidden: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
@@ -59,4 +67,21 @@ def pool(
         return hidden_states[-1][:, 0]
     if pooling == Pooling.FIRST_LAST_AVG:
         return (_masked_mean(hidden_states[1], mask) + _masked_mean(hidden_states[-1], mask)) / 2
-    return _masked_mean(hidden_states[0], mask)  # EMBEDDING_AVG
+    if pooling == Pooling.EMBEDDING_AVG:
+        return _masked_mean(hidden_states[0], mask)
+    return _sentence_transformers_pool(pooling, hidden_states[-1], mask)
+
+
+def _sentence_transformers_pool(pooling: Pooling, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """sentence-transformers' max, mean over the square root of the length, position-weighted mean and last token,
+    as its Pooling module computes them on right-padded batches."""
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    if pooling == Pooling.MAX:
+        return hidden.masked_fill(m == 0, float("-inf")).max(dim=1).values
+    if pooling == Pooling.MEAN_SQRT_LEN:
+        return (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9).sqrt()
+    if pooling == Pooling.WEIGHTED_MEAN:
+        w = m * (mask.cumsum(1).unsqueeze(-1).to(hidden.dtype))  # the i-th real token weighs i
+        return (hidden * w).sum(1) / w.sum(1).clamp(min=1e-9)
+    last = (mask.sum(1) - 1).clamp(min=0)  # LAST_TOKEN
+    return hidden.gather(1, last.view(-1, 1, 1).expand(-1, 1, hidden.shape[-1])).squeeze(1)

@@ -3,6 +3,7 @@ and length-sorted batches under a token budget; nothing here imports torch or tr
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Sequence
@@ -10,6 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from app.backbones.architecture import FolderRefused
+from app.backbones.folder import ModelFolder, read_folder
 
 if TYPE_CHECKING:
     from app.core.config import Settings
@@ -24,13 +28,34 @@ def default_model_path() -> Path:
     return Path(MODEL_DIR)
 
 
+def readable(path: Path) -> None:
+    """Refuse a weights file that cannot be whole: a safetensors header that does not cover the file, a zip (torch's
+    format) whose members fail their checksums."""
+    import zipfile
+
+    try:
+        if path.suffix == ".safetensors":
+            from safetensors import safe_open
+
+            with safe_open(str(path), "np"):
+                pass
+        elif zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                bad = archive.testzip()
+                if bad is not None:
+                    raise ValueError(f"{bad} fails its checksum")
+    except Exception as exc:  # noqa: BLE001  # the library's own error for a corrupt file, whatever its type
+        raise FolderRefused(f"the weights in {path} cannot be read: {exc}") from None
+
+
 def hash_weights(folder: Path) -> str:
     """SHA-256 over the weight files, so the fingerprint changes whenever the weights do."""
     digest = hashlib.sha256()
     files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in _WEIGHT_SUFFIXES)
     if not files:
-        raise FileNotFoundError(f"no weight files ({', '.join(_WEIGHT_SUFFIXES)}) in {folder}")
+        raise FolderRefused(f"no weight files ({', '.join(_WEIGHT_SUFFIXES)}) in {folder}")
     for path in files:
+        readable(path)
         digest.update(path.name.encode())
         with path.open("rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -38,14 +63,28 @@ def hash_weights(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def local_model(settings: Settings) -> tuple[Path, dict[str, Any]]:
-    """The model folder the settings name (default: all-MiniLM-L6-v2's package), and what every backbone of
-    it takes from them: the name it is served as, the pooling and the batching limits."""
+@functools.cache
+def _default_weights() -> str:
+    return hash_weights(default_model_path())
+
+
+def model_identity(folder: ModelFolder, weights: str) -> dict[str, object]:
+    """What names a folder's vectors besides pooling and length, by content: its weights (all-MiniLM-L6-v2's by that
+    name wherever they lie, as corrections fitted before named them) and what its sentence-transformers files add."""
+    model = "all-MiniLM-L6-v2" if weights == _default_weights() else ""
+    return {"model": model, "weights": weights, **{k: v for k, v in folder.identity().items() if v}}
+
+
+def local_model(settings: Settings) -> tuple[ModelFolder, dict[str, Any]]:
+    """The model folder the settings name (default: all-MiniLM-L6-v2's package), read, and what every backbone of
+    it takes from the settings: the name it is served as, an explicit pooling or length, the batching limits."""
     path = default_model_path() if settings.model_path is None else Path(settings.model_path)
-    return path, {
+    folder = read_folder(path)
+    explicit = settings.model_fields_set
+    return folder, {
         "name": "all-MiniLM-L6-v2" if settings.model_path is None else path.name,
-        "pooling": settings.pooling,
-        "max_length": settings.max_length,
+        "pooling": settings.pooling if "pooling" in explicit else None,  # else the folder's, else mean
+        "max_length": settings.max_length if "max_length" in explicit else None,
         "batch_size": settings.batch_size,
         "max_batch_tokens": settings.max_batch_tokens,
     }
@@ -92,13 +131,16 @@ class Tokenizer:
     """A local folder's fast tokenizer (its tokenizer.json, read by the `tokenizers` library, so serving needs
     no transformers or torch): ids truncated as the pooling sees them, and counts before truncation."""
 
-    def __init__(self, model_path: Path, max_length: int):
+    def __init__(self, model_path: Path, max_length: int, *, lower_case: bool = False):
         from tokenizers import Tokenizer as FastTokenizer
 
         path = Path(model_path) / "tokenizer.json"
         if not path.is_file():
-            raise FileNotFoundError(f"{model_path} has no tokenizer.json (a fast tokenizer's file)")
-        self.max_length = max_length
+            raise FolderRefused(
+                f"{model_path} has no tokenizer.json (a fast tokenizer's file): save the model's tokenizer with "
+                "transformers (AutoTokenizer.from_pretrained(..., use_fast=True).save_pretrained(folder))"
+            )
+        self.max_length, self.lower_case = max_length, lower_case
         # The file may carry padding and truncation settings of its own (all-MiniLM-L6-v2's pad to 128):
         # one copy truncates at our limit and never pads, the other counts whole texts. Neither changes once
         # built, so request threads count while the encoder thread tokenizes.
@@ -110,13 +152,17 @@ class Tokenizer:
         self._counting.no_truncation()
         self.pad_id = _pad_id(Path(model_path), self._truncating)
 
+    def _cased(self, texts: Sequence[str]) -> list[str]:
+        """The texts as the tokenizer gets them: lower-cased where the folder says so (its do_lower_case)."""
+        return [t.lower() for t in texts] if self.lower_case else list(texts)
+
     def counts(self, texts: Sequence[str]) -> list[int]:
         """Tokens per text before truncation (special tokens included); callable from any thread."""
-        return [len(e.ids) for e in self._counting.encode_batch(list(texts))]
+        return [len(e.ids) for e in self._counting.encode_batch(self._cased(texts))]
 
     def features(self, texts: Sequence[str]) -> dict[str, list[list[int]]]:
         """Input ids, token types and attention mask, truncated at max_length: what a forward pass takes."""
-        encodings = self._truncating.encode_batch(list(texts))
+        encodings = self._truncating.encode_batch(self._cased(texts))
         return {
             "input_ids": [e.ids for e in encodings],
             "token_type_ids": [e.type_ids for e in encodings],
@@ -125,11 +171,11 @@ class Tokenizer:
 
     def tokens(self, texts: Sequence[str]) -> list[list[str]]:
         """The tokens of ids(), as the tokenizer writes them."""
-        return [e.tokens for e in self._truncating.encode_batch(list(texts))]
+        return [e.tokens for e in self._truncating.encode_batch(self._cased(texts))]
 
     def ids(self, texts: Sequence[str]) -> list[list[int]]:
         """The token ids the backbone pools over (truncated like encode()): what SIF counts."""
-        return [e.ids for e in self._truncating.encode_batch(list(texts))]
+        return [e.ids for e in self._truncating.encode_batch(self._cased(texts))]
 
 
 class TokenizerMethods:

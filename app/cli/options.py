@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 import typer
 
 from app.core.config import STS_DIR, Settings, get_settings
-from app.core.names import ALSO_METHODS, Method, Pooling
+from app.core.names import ALSO_METHODS, STUDIED_POOLINGS, Method, Pooling
 from app.index.fusion import DEFAULT_FUSION, DEFAULT_WEIGHT
 
 EXIT_BAD_INPUT = 2
@@ -57,7 +57,10 @@ FlowSecondsOpt = Annotated[
     float, typer.Option(min=1, help="flow: training time limit in seconds (50 epochs or early stopping end it first).")
 ]
 ThenWhitenOpt = Annotated[float | None, typer.Option(help="flow: then whiten its output with this alpha.")]
-PoolingsOpt = Annotated[list[str] | None, typer.Option(help="Poolings to compare (repeatable); default all four.")]
+PoolingsOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="Poolings to compare (repeatable); default the four studied."),
+]
 FitCorpusOpt = Annotated[Path, typer.Option(help="Corpus every method is fitted on.")]
 TestPairsOpt = Annotated[Path, typer.Option(help="Labelled pairs the table scores.")]
 AlsoOpt = Annotated[
@@ -107,11 +110,11 @@ def settings_for(pooling: str | None = None) -> Settings:
 
 
 def poolings(names: list[str] | None) -> list[Pooling]:
-    """The poolings asked for (all four by default), each checked."""
+    """The poolings asked for (the four the bundled corrections study, by default), each checked."""
     unknown = sorted(set(names or []) - set(Pooling))
     if unknown:
         raise fail(f"unknown pooling {unknown[0]!r}; choose from {', '.join(Pooling)}", EXIT_BAD_INPUT)
-    return [Pooling(name) for name in names] if names else list(Pooling)
+    return [Pooling(name) for name in names] if names else list(STUDIED_POOLINGS)
 
 
 @dataclass(frozen=True)

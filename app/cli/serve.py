@@ -32,6 +32,12 @@ def serve(
 
     settings = get_settings().model_copy(update={k: v for k, v in {"host": host, "port": port}.items() if v})
     settings.check_exposure()
+    from app.backbones.catalog import READS_FOLDER
+
+    if settings.backbone in READS_FOLDER:  # a folder it cannot serve: one line now, not a traceback later
+        from app.backbones.local import check_model
+
+        check_model(settings)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # The encoder thread runs Python between torch kernels; with the default 5 ms GIL switch interval each
     # hand-off to the event loop (request in, response out) can wait that long. 0.5 ms keeps them prompt.

@@ -13,6 +13,11 @@ class Pooling(StrEnum):
     CLS = "cls"
     FIRST_LAST_AVG = "first_last_avg"  # the first and the last layer's token means, averaged
     EMBEDDING_AVG = "embedding_avg"  # the mean of the input word embeddings, before any layer
+    # sentence-transformers' other poolings, read from a model folder (or asked for by name)
+    MAX = "max"  # each dimension's largest value over the tokens
+    MEAN_SQRT_LEN = "mean_sqrt_len"  # the tokens' sum over the square root of their count
+    WEIGHTED_MEAN = "weighted_mean"  # a mean weighing the i-th token by i
+    LAST_TOKEN = "last_token"  # the last real token's vector
 
     @property
     def averages_tokens(self) -> bool:
@@ -21,6 +26,8 @@ class Pooling(StrEnum):
 
 
 TOKEN_AVERAGES = (Pooling.MEAN, Pooling.EMBEDDING_AVG)
+# The four the bundled corrections are fitted on and the seed studies compare.
+STUDIED_POOLINGS = (Pooling.MEAN, Pooling.CLS, Pooling.FIRST_LAST_AVG, Pooling.EMBEDDING_AVG)
 
 
 class Method(StrEnum):

@@ -33,7 +33,7 @@ class EnginePool:
     def __init__(self, settings: Settings, default: BatchingEngine):
         self._settings = settings
         self.default = default  # the service's own backbone: never unloaded
-        self.default_key: Key = (settings.backbone, settings.pooling, None)
+        self.default_key: Key = (settings.backbone, default.backbone.pooling, None)  # the pooling in force
         self._engines: dict[Key, BatchingEngine] = {self.default_key: default}
         self._used: dict[Key, float] = {self.default_key: time.monotonic()}
         self._loading: dict[Key, Future[BatchingEngine]] = {}

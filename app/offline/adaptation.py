@@ -57,7 +57,8 @@ def adapt_served_model(
 
     from app.backbones.tokens import local_model
 
-    path, _ = local_model(settings)
+    folder, _ = local_model(settings)
+    path = folder.weights
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModel.from_pretrained(path, local_files_only=True)
     sentences = read_corpus(corpus)

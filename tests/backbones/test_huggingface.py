@@ -7,6 +7,7 @@ import pytest
 import torch
 from transformers import BertModel, BertTokenizerFast
 
+from app.backbones.architecture import FolderRefused
 from app.backbones.huggingface import HuggingFaceBackbone
 from app.core.names import Pooling
 
@@ -47,10 +48,10 @@ def test_fingerprint_covers_pooling_length_and_weights(tiny_bert, tmp_path):
 
 
 def test_missing_folder_and_bad_pooling_are_refused(tmp_path, tiny_bert):
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FolderRefused, match="model folder not found"):
         HuggingFaceBackbone(tmp_path / "nothing")
     with pytest.raises(ValueError, match="unknown pooling"):
-        HuggingFaceBackbone(tiny_bert, pooling="max")
+        HuggingFaceBackbone(tiny_bert, pooling="maximum")
 
 
 @pytest.mark.model

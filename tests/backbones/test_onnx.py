@@ -6,7 +6,7 @@ import pytest
 
 from app.backbones import build_backbone
 from app.core.config import MODELS_DIR, STS_DIR, Settings
-from app.core.names import Pooling
+from app.core.names import STUDIED_POOLINGS, Pooling
 from app.correction.publication import find_bundled
 from app.correction.sif import sif_weights, token_counts
 from app.offline.datasets import read_corpus
@@ -65,7 +65,7 @@ def test_runtime_and_quantization_are_in_the_fingerprint_and_the_export_is_made_
 
 
 def test_the_int8_backbone_has_bundled_corrections_of_its_own(cache):
-    for pooling in Pooling:
+    for pooling in STUDIED_POOLINGS:
         backbone = onnx_backbone(cache, pooling, quantize="int8")
         artifact = find_bundled(MODELS_DIR, backbone)
         assert artifact is not None and artifact.backbone.fingerprint == backbone.fingerprint

@@ -21,7 +21,7 @@ def test_poolings_compute_what_they_say():
     torch.testing.assert_close(pool("embedding_avg", hidden, mask)[1], h0[1].mean(0))
     torch.testing.assert_close(pool("first_last_avg", hidden, mask)[0], (h1[0, :2].mean(0) + mean_first_row) / 2)
     with pytest.raises(ValueError, match="unknown pooling"):
-        pool("max", hidden, mask)
+        pool("maximum", hidden, mask)
 
 
 def test_embedding_avg_runs_no_layer_and_matches_the_full_forwards_input_states(tiny_bert):
@@ -35,3 +35,19 @@ def test_embedding_avg_runs_no_layer_and_matches_the_full_forwards_input_states(
     backbone.model.encoder.register_forward_hook(lambda *args: calls.append(1))
     np.testing.assert_allclose(backbone.encode(texts), want, atol=1e-5)
     assert calls == []  # the transformer layers never ran
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [("max", "max"), ("mean_sqrt_len", "mean_sqrt_len_tokens"), ("weighted_mean", "weightedmean"),
+     ("last_token", "lasttoken"), ("mean", "mean"), ("cls", "cls")],
+)  # fmt: skip
+def test_sentence_transformers_poolings_match_its_own_module(ours, theirs):
+    """Each pooling a folder can name gives what sentence-transformers' Pooling gives on right-padded batches."""
+    from sentence_transformers.sentence_transformer.modules import Pooling as StPooling
+
+    torch.manual_seed(0)
+    hidden = torch.randn(4, 7, 5)
+    mask = torch.tensor([[1] * n + [0] * (7 - n) for n in (7, 3, 1, 5)])
+    expected = StPooling(5, pooling_mode=theirs)({"token_embeddings": hidden, "attention_mask": mask})
+    torch.testing.assert_close(pool(ours, (hidden,), mask), expected["sentence_embedding"])

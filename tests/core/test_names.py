@@ -6,7 +6,16 @@ from app.core.names import ALSO_METHODS, LINEAR_METHODS, Fusion, Method, Pooling
 
 
 def test_values_are_the_spellings_users_type():
-    assert [p.value for p in Pooling] == ["mean", "cls", "first_last_avg", "embedding_avg"]
+    assert [p.value for p in Pooling] == [
+        "mean",
+        "cls",
+        "first_last_avg",
+        "embedding_avg",
+        "max",
+        "mean_sqrt_len",
+        "weighted_mean",
+        "last_token",
+    ]
     assert [m.value for m in SearchMode] == ["dense", "lexical", "hybrid"]
     assert [f.value for f in Fusion] == ["calibrated", "convex", "rrf"]
     assert Pooling("cls") is Pooling.CLS and f"{Method.WHITENING}" == "whitening"

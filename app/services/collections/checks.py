@@ -9,7 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.backbones.catalog import missing_runtime
+from app.backbones.architecture import FolderRefused
+from app.backbones.catalog import READS_FOLDER, missing_runtime
 from app.core.config import Settings
 from app.core.errors import ArtifactError, Conflict, InvalidInput
 from app.core.names import Pooling
@@ -30,14 +31,15 @@ def check_encoder(
     not); omitted ones are the service's own."""
     if not NAME.fullmatch(name):
         raise InvalidInput(f"collection name {name!r} must match {NAME.pattern}")
-    backbone, pooling = backbone or settings.backbone, pooling or settings.pooling
+    backbone = backbone or settings.backbone
     allowed = [settings.backbone, *settings.collection_backbones]
     if backbone not in allowed:
         served = ", ".join(allowed)
         raise InvalidInput(f"backbone {backbone!r} is not served here: {served} (CE_COLLECTION_BACKBONES)")
-    if pooling not in set(Pooling):
+    if pooling is not None and pooling not in set(Pooling):
         raise InvalidInput(f"pooling must be one of {', '.join(Pooling)}, got {pooling!r}")
     model_path = allowed_model(settings, model_path, backbone)
+    pooling = pooling or folder_pooling(settings, backbone, model_path)
     why = runnable_here(settings, backbone, pooling, model_path)
     if why:
         raise InvalidInput(why)
@@ -54,6 +56,20 @@ def runnable_here(settings: Settings, backbone: str, pooling: str, model_path: s
         folder = model_path or settings.model_path or default_model_path()
         why = missing_graph(Path(folder), pooling, settings.quantize, settings.graphs_dir)
     return why
+
+
+def folder_pooling(settings: Settings, backbone: str, model_path: str | None) -> str:
+    """The pooling a collection gets when it names none: CE_POOLING when set, else its model folder's own."""
+    if "pooling" in settings.model_fields_set or backbone not in READS_FOLDER:
+        return settings.pooling
+    from app.backbones.folder import read_folder
+    from app.backbones.tokens import default_model_path
+
+    try:
+        folder = read_folder(Path(model_path or settings.model_path or default_model_path()))
+    except FolderRefused as exc:
+        raise InvalidInput(str(exc)) from None
+    return folder.pooling or settings.pooling
 
 
 def allowed_model(settings: Settings, model_path: str | None, backbone: str) -> str | None:

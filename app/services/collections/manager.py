@@ -152,7 +152,11 @@ class Collections:
             settings, engine, self.store, correction, key, published, search=self.search, dense=dense
         )
         spec = CollectionSpec(
-            DEFAULT, settings.backbone, settings.pooling, correction.id if correction else None, settings.index_factory
+            DEFAULT,
+            settings.backbone,
+            engine.backbone.pooling,
+            correction.id if correction else None,
+            settings.index_factory,
         )
         return Collection(spec, engine, services)
 

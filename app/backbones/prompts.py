@@ -1,0 +1,58 @@
+"""A model's prompts: the prefixes its authors trained queries and documents with, read from its folder."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from app.core.errors import InvalidInput
+
+DOCUMENT_NAMES = ("document", "passage", "corpus")  # what sentence-transformers' encode_document looks for, in order
+QUERY_NAME = "query"
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """`prompts` and `default_prompt_name` of config_sentence_transformers.json, chosen as sentence-transformers
+    chooses them: a literal prompt first, then a named one, then the default one."""
+
+    named: Mapping[str, str] = field(default_factory=dict)
+    default_name: str | None = None
+
+    def text(self, name: str | None = None, literal: str | None = None) -> str:
+        """The prefix a request asks for (422 for a name the model does not have); neither asked: the default."""
+        if literal is not None:
+            return literal
+        if name is None:
+            return self.named.get(self.default_name, "") if self.default_name else ""
+        if name not in self.named:
+            known = ", ".join(sorted(self.named)) or "none"
+            raise InvalidInput(f"prompt_name {name!r}: this model's prompts are {known}")
+        return self.named[name]
+
+    @property
+    def query(self) -> str:
+        """What searches are encoded with: the "query" prompt, else the default one."""
+        return self.text(QUERY_NAME if QUERY_NAME in self.named else None)
+
+    @property
+    def document(self) -> str:
+        """What documents are encoded with: the first of "document", "passage", "corpus", else the default one."""
+        return self.text(next((n for n in DOCUMENT_NAMES if n in self.named), None))
+
+    def describe(self) -> dict[str, object]:
+        """What /info shows: every prompt, the default, and what documents and searches get."""
+        return {
+            "prompts": dict(self.named),
+            "default_prompt_name": self.default_name,
+            "query": self.query,
+            "document": self.document,
+        }
+
+
+NO_PROMPTS = Prompts()
+
+
+def prompted(prompt: str, texts: Sequence[str]) -> list[str]:
+    """The texts as the model reads them: the prompt before each (sentence-transformers concatenates likewise)."""
+    return [prompt + text for text in texts] if prompt else list(texts)
