@@ -92,6 +92,9 @@ class CollectionOut(SearchSettings):
     dim: int | None = None
     search_space: dict[str, Any] | None = None
     index: dict[str, Any] | None = None
+    model: dict[str, Any] | None = Field(
+        None, description="Its model as served: pooling, length, heads, prompts, and where each choice came from."
+    )
 
 
 PARAMS_OF = {Method.WHITENING: ("alpha", "dim", "eps", "drop"), Method.ABTT: ("drop",)}  # the others take none

@@ -99,7 +99,28 @@ class Strict(BaseModel):
         return data
 
 
-class EmbedRequest(Strict):
+MAX_PROMPT_CHARS = 1024
+
+
+class PromptChoice(Strict):
+    """Which of the model's prompts goes before every text, as sentence-transformers and text-embeddings-inference
+    name them: `prompt_name` (GET /info lists the model's) or a literal `prompt`; neither: the model's default."""
+
+    prompt_name: Annotated[StrictStr, Field(min_length=1, max_length=64)] | None = Field(
+        None, description="One of the model's prompts, e.g. query or document (GET /info lists them)."
+    )
+    prompt: Annotated[StrictStr, Field(max_length=MAX_PROMPT_CHARS)] | None = Field(
+        None, description="A literal prefix put before every text, instead of a named prompt."
+    )
+
+    @model_validator(mode="after")
+    def _one_prompt(self) -> PromptChoice:
+        if self.prompt_name is not None and self.prompt is not None:
+            raise ValueError("give prompt_name or prompt, not both")
+        return self
+
+
+class EmbedRequest(PromptChoice):
     texts: list[Text] = Field(
         min_length=1, max_length=MAX_ITEMS, description="Texts to embed.", json_schema_extra=PER_REQUEST
     )
@@ -140,7 +161,7 @@ class EmbedResponse(BaseModel):
     truncated: list[int] = Field(description="Indices of the texts cut at the token limit.")
 
 
-class SimilarityRequest(Strict):
+class SimilarityRequest(PromptChoice):
     """Either `pairs`, or one `source` against several `targets`."""
 
     model_config = ConfigDict(
@@ -221,7 +242,7 @@ def _accepted_forms(schema: JsonDict) -> None:
         schema["anyOf"] = forms[:2]
 
 
-class EmbeddingsRequest(Strict):
+class EmbeddingsRequest(PromptChoice):
     input: (
         Text
         | Annotated[list[Text], Field(min_length=1, max_length=OPENAI_MAX_INPUTS)]

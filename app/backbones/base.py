@@ -9,6 +9,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from app.backbones.prompts import Prompts
+
 
 @runtime_checkable
 class Backbone(Protocol):
@@ -23,6 +25,10 @@ class Backbone(Protocol):
 
     @property
     def pooling(self) -> str:  # read-only here, so a backbone may hold the Pooling enumeration (a str)
+        ...
+
+    @property
+    def prompts(self) -> Prompts:  # the model's query and document prompts (none for most)
         ...
 
     def encode(self, texts: Sequence[str], token_weights: np.ndarray | None = None) -> np.ndarray:

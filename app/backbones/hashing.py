@@ -11,6 +11,7 @@ import numpy as np
 
 from app.backbones.base import make_fingerprint
 from app.backbones.catalog import register
+from app.backbones.prompts import NO_PROMPTS
 from app.core.names import Pooling
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ class HashingBackbone:
         self.pooling = pooling
         self.max_length = max_length  # words + 2, like a tokenizer's [CLS] ... [SEP]
         self.fingerprint = make_fingerprint(model="hashing", dim=dim, pooling=pooling, max_length=max_length)
+        self.prompts = NO_PROMPTS
         # A shared offset makes the raw space anisotropic, like a real encoder's.
         self._bias = self._word_vector("<bias>") * 3.0
 

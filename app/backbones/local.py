@@ -24,6 +24,7 @@ from app.backbones.tokens import (
 from app.core.names import Pooling
 
 if TYPE_CHECKING:
+    from app.backbones.base import Backbone
     from app.core.config import Settings
 
 DEFAULT_LENGTH = 256  # CE_MAX_LENGTH's default: a folder that names no length of its own is cut here
@@ -122,3 +123,11 @@ def check_model(settings: Settings) -> None:
     length = served_length(folder.max_length, asked, DEFAULT_LENGTH, architecture.positions, name)
     Tokenizer(folder.weights, length)
     hash_weights(folder.weights)
+
+
+def model_description(backbone: Backbone) -> dict[str, Any]:
+    """What /info and a collection's description say of the model in force (a folder's choices and their sources;
+    a weight-free backbone has only its pooling and no prompts)."""
+    if isinstance(backbone, LocalBackbone):
+        return backbone.describe()
+    return {"pooling": str(backbone.pooling), "max_length": backbone.max_length, **backbone.prompts.describe()}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from app.core.errors import InvalidInput
 
@@ -56,3 +58,14 @@ NO_PROMPTS = Prompts()
 def prompted(prompt: str, texts: Sequence[str]) -> list[str]:
     """The texts as the model reads them: the prompt before each (sentence-transformers concatenates likewise)."""
     return [prompt + text for text in texts] if prompt else list(texts)
+
+
+def with_prompt(encode: Callable[..., np.ndarray], prompt: str) -> Callable[..., np.ndarray]:
+    """`encode` with the prompt before each text, its other arguments passed on: how documents are encoded."""
+    if not prompt:
+        return encode
+
+    def prompted_encode(texts: Sequence[str], *args: object, **kwargs: object) -> np.ndarray:
+        return encode(prompted(prompt, texts), *args, **kwargs)
+
+    return prompted_encode

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from app.backbones.base import Backbone
 from app.core.errors import ArtifactError
@@ -37,6 +39,20 @@ def write_artifact_file(artifact: CorrectionArtifact, path: Path) -> Path:
     return path
 
 
+def differs(artifact: CorrectionArtifact, backbone: Backbone) -> str:
+    """Which part of the two fingerprints differs, as far as the artifact recorded its parts."""
+    fitted: dict[str, Any] = dict(artifact.extra.get("backbone") or {})
+    serving: dict[str, Any] = dict(getattr(backbone, "fingerprint_parts", None) or {})
+    if not fitted:  # fitted before the parts were kept: what BackboneRef holds
+        fitted = {k: v for k, v in asdict(artifact.backbone).items() if k != "fingerprint"}
+        serving = {"name": backbone.name, "pooling": backbone.pooling, "dim": backbone.dim}
+    fields = sorted(k for k in fitted.keys() & serving.keys() if str(fitted[k]) != str(serving[k]))
+    fields += sorted(fitted.keys() ^ serving.keys())
+    if not fields:
+        return "their weights, length, prompts or runtime differ"
+    return "; ".join(f"{k}: {fitted.get(k, '-')} fitted, {serving.get(k, '-')} serving" for k in fields)
+
+
 def check_compatible(artifact: CorrectionArtifact, backbone: Backbone) -> None:
     """Refuse an artifact fitted on another backbone, pooling, length or dimension."""
     ref = artifact.backbone
@@ -44,7 +60,7 @@ def check_compatible(artifact: CorrectionArtifact, backbone: Backbone) -> None:
         raise ArtifactError(
             f"artifact {artifact.id} was fitted on backbone {ref.name}/{ref.pooling} "
             f"(fingerprint {ref.fingerprint}), not on the serving {backbone.name}/{backbone.pooling} "
-            f"(fingerprint {backbone.fingerprint}); refit it with `python -m app fit`"
+            f"(fingerprint {backbone.fingerprint}): {differs(artifact, backbone)}; refit it with `python -m app fit`"
         )
     if ref.dim != backbone.dim or artifact.mu.shape[0] != backbone.dim:
         raise ArtifactError(f"artifact {artifact.id} expects dim {ref.dim}, backbone has {backbone.dim}")

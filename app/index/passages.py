@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from app.backbones.prompts import prompted
+
 if TYPE_CHECKING:
     from app.backbones.base import Backbone
     from app.core.config import Settings
@@ -136,8 +138,12 @@ def stored_spans(passages: str, text: str) -> Spans:
 
 def splitter_for(backbone: Backbone, settings: Settings) -> PassageSplitter:
     """The splitter of a backbone under CE_PASSAGE_TOKENS (a fifth of it shared): one for the API, `index` and Ray."""
-    tokens = settings.passage_tokens
-    return PassageSplitter(backbone.token_counts, backbone.max_length, tokens, tokens // 5)
+    tokens, prompt = settings.passage_tokens, backbone.prompts.document
+
+    def counts(texts: Sequence[str]) -> list[int]:  # a passage is encoded after the document prompt: it counts
+        return backbone.token_counts(prompted(prompt, texts))
+
+    return PassageSplitter(counts, backbone.max_length, tokens, tokens // 5)
 
 
 def passage_key(doc_id: str, n: int) -> str:

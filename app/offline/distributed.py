@@ -121,13 +121,14 @@ class _DocumentWriter:
         )
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from app.backbones.prompts import with_prompt
         from app.services.documents import document_records
 
         docs = [
             DocumentInput(text=str(t), id=str(i) if i else None, metadata=json.loads(m))
             for t, i, m in zip(batch["text"], batch["id"], batch["metadata"], strict=True)
         ]
-        records = document_records(self.backbone.encode, docs, self.split)
+        records = document_records(with_prompt(self.backbone.encode, self.backbone.prompts.document), docs, self.split)
         self.store.documents.put(self.backbone.fingerprint, records)
         return {"written": np.array([len(records)])}
 

@@ -8,6 +8,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from app.backbones.base import Backbone
+from app.backbones.prompts import prompted
 from app.correction import Correction
 from app.correction.pipeline import pooling_weights, project
 from app.correction.selection import TuningPairs
@@ -24,13 +25,14 @@ def encode_all(
     progress: bool = True,
     token_weights: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Encode a long list in chunks with a progress bar; returns float32 (n, dim). `token_weights`: SIF's."""
+    """Encode a long list in chunks with a progress bar; returns float32 (n, dim). `token_weights`: SIF's. Each text
+    gets the model's document prompt: a correction is fitted on vectors as the index holds them."""
     out = np.empty((len(texts), backbone.dim), dtype=np.float32)
     extra = {} if token_weights is None else {"token_weights": token_weights}
     with tqdm(total=len(texts), desc=desc, unit="text", disable=not progress, leave=False) as bar:
         for start in range(0, len(texts), CHUNK):
             chunk = texts[start : start + CHUNK]
-            out[start : start + len(chunk)] = backbone.encode(chunk, **extra)
+            out[start : start + len(chunk)] = backbone.encode(prompted(backbone.prompts.document, chunk), **extra)
             bar.update(len(chunk))
     return out
 
@@ -41,7 +43,7 @@ class RememberingBackbone:
     def __init__(self, backbone: Backbone):
         self._backbone = backbone
         self._seen: dict[str, np.ndarray] = {}
-        self.name, self.fingerprint = backbone.name, backbone.fingerprint
+        self.name, self.fingerprint, self.prompts = backbone.name, backbone.fingerprint, backbone.prompts
         self.dim, self.pooling = backbone.dim, backbone.pooling
         self.max_length, self.vocab_size, self.runtime = backbone.max_length, backbone.vocab_size, backbone.runtime
         self.token_counts, self.token_ids = backbone.token_counts, backbone.token_ids

@@ -52,10 +52,13 @@ def new_artifact(
     W: np.ndarray,
     arrays: dict[str, np.ndarray] | None = None,
 ) -> CorrectionArtifact:
-    """An artifact of `method` fitted on `corpus` for `backbone`."""
-    return CorrectionArtifact.create(
+    """An artifact of `method` fitted on `corpus` for `backbone`, with what its fingerprint was made of (so a
+    refusal can name the part that differs)."""
+    artifact = CorrectionArtifact.create(
         method=method, params=params, backbone=backbone_ref(backbone), corpus=corpus, mu=mu, W=W, arrays=arrays
     )
+    parts = getattr(backbone, "fingerprint_parts", None)  # a model folder's backbone has them
+    return replace(artifact, extra={"backbone": parts}) if parts else artifact
 
 
 def sample_rows(x: np.ndarray, limit: int, *, seed: int = 0) -> np.ndarray:
@@ -118,7 +121,7 @@ def fit_from_stats(
     extra["isotropy"] = {"raw": raw, "corrected": isotropy_report(Correction(artifact).apply(sample))}
     extra["geometry"] = geometry(artifact, sample, tuning)
     extra["search"] = search.describe()
-    return replace(artifact, extra=extra)  # the id hashes the arrays and parameters, not this provenance
+    return replace(artifact, extra={**artifact.extra, **extra})  # the id hashes arrays and parameters, not this
 
 
 def fit_flow(
@@ -149,7 +152,7 @@ def fit_flow(
         },
         "isotropy": isotropy_pair(artifact, vectors),
     }
-    return replace(artifact, extra=extra)
+    return replace(artifact, extra={**artifact.extra, **extra})
 
 
 def fit_sif(
@@ -171,7 +174,7 @@ def fit_sif(
     artifact = new_artifact(
         backbone, corpus_ref(sentences, source), Method.SIF, {"a": a}, mu, W, {SIF_WEIGHTS: weights}
     )
-    return replace(artifact, extra={"isotropy": isotropy_pair(artifact, raw, vectors)})
+    return replace(artifact, extra={**artifact.extra, "isotropy": isotropy_pair(artifact, raw, vectors)})
 
 
 def with_search_space(

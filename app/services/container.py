@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from app.backbones.base import Backbone
+from app.backbones.local import model_description
 from app.core.config import Settings
 from app.correction.artifact import CorrectionArtifact
 from app.correction.pipeline import Correction
@@ -171,6 +172,7 @@ class Services:
                 "dim": backbone.dim,
                 "max_length": backbone.max_length,
             },
+            "model": model_description(backbone),
             "correction": index.correction.artifact.metadata() if index.correction else None,
             "dim": self.dim,
             "search_space": index.describe_search(),

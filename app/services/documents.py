@@ -94,7 +94,7 @@ class DocumentService(OnCollection):
         leaves nothing behind."""
         self._embedding.check_texts([d.text for d in docs], "documents")
         self._embedding.check_tokens([d.text for d in docs], "documents", truncated=False)
-        return self.put_records(document_records(self._embedding.encode_raw, docs, self.split))
+        return self.put_records(document_records(self._embedding.encode_documents, docs, self.split))
 
     def put_records(self, records: Sequence[DocumentRecord]) -> list[str]:
         """Records with their vectors (encoded here, or imported) to Redis in one transaction, then to the index."""

@@ -10,6 +10,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
+from app.backbones.prompts import prompted
 from app.core.config import Settings
 from app.core.errors import BadRequest, InvalidInput, TooLarge
 from app.core.names import Method
@@ -101,6 +102,22 @@ class EmbeddingService:
         vectors = await self.engine.encode_async(unique, token_weights)
         return vectors if rows is None else vectors[rows]
 
+    def prompt(self, name: str | None = None, literal: str | None = None) -> str:
+        """The prefix a request asks for by name or literally (422 for a name the model lacks); else the model's
+        default prompt, if it has one."""
+        return self.backbone.prompts.text(name, literal)
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Passages' raw vectors, each with the model's document prompt (stored texts and ids never see it)."""
+        return self.encode_raw(prompted(self.backbone.prompts.document, texts))
+
+    def query_in_space(self, texts: Sequence[str], correction: Correction | None) -> np.ndarray:
+        """Queries in `correction`'s space, each with the model's query prompt."""
+        return self.in_space(prompted(self.backbone.prompts.query, texts), correction)
+
+    async def query_in_space_async(self, texts: Sequence[str], correction: Correction | None) -> np.ndarray:
+        return await self.in_space_async(prompted(self.backbone.prompts.query, texts), correction)
+
     def in_space(self, texts: Sequence[str], correction: Correction | None) -> np.ndarray:
         """`texts` in `correction`'s space: encoded with its pooling (SIF's weights, if any), then mapped."""
         return project(self.encode_raw(texts, pooling_weights(correction)), correction)
@@ -130,13 +147,16 @@ class EmbeddingService:
         truncate: bool = True,
         dims: int | None = None,
         space: str = "similarity",
+        prompt: str = "",
     ) -> tuple[np.ndarray, str | None, list[int]]:
         """Vectors, the id of the correction that made them (None when uncorrected), truncated indices.
 
         `dims` keeps the first ones (whitening's axes come by variance), as OpenAI's `dimensions` asks; `space`
-        "search" maps them as the collection's index does (its correction's search space).
+        "search" maps them as the collection's index does (its correction's search space); `prompt` goes before
+        each text (what the model reads, counted in its tokens).
         """
         self.check_texts(texts)
+        texts = prompted(prompt, texts)
         await _off_loop_if(_long(texts), self.check_tokens, texts)
         cut = await _off_loop_if(_long(texts), self.find_truncated, texts, truncate=truncate)
         correction = self.correction if corrected else None
@@ -185,7 +205,7 @@ class EmbeddingService:
         return correction is not None and (correction.has_flow or rows > 256)
 
     async def similarity_async(
-        self, left: Sequence[str], right: Sequence[str], *, with_raw: bool = True
+        self, left: Sequence[str], right: Sequence[str], *, with_raw: bool = True, prompt: str = ""
     ) -> tuple[np.ndarray, np.ndarray | None, str | None]:
         """Corrected cosine of each (left[i], right[i]), the raw cosine (None unless `with_raw`), the correction id.
 
@@ -193,7 +213,7 @@ class EmbeddingService:
         """
         self.check_texts(left, "pairs (first texts)")  # the limit counts pairs, not texts
         self.check_texts(right, "pairs (second texts)")
-        texts, correction, n = list(left) + list(right), self.correction, len(left)
+        texts, correction, n = prompted(prompt, [*left, *right]), self.correction, len(left)
         await _off_loop_if(_long(texts), self.check_tokens, texts)
         weights = pooling_weights(correction)
         pooled = await self.encode_raw_async(texts, weights)

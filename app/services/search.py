@@ -102,7 +102,7 @@ class SearchService(OnCollection):
         index, query = self._prepared(query)
         if query.vector is not None:
             return self.rank(index, query, self.mapped_vector(index, query))
-        return self.rank(index, query, self._embedding.in_space([query.words], index.search_correction))
+        return self.rank(index, query, self._embedding.query_in_space([query.words], index.search_correction))
 
     async def search_async(self, query: SearchQuery) -> SearchResult:
         """Top-k documents (see `rank`): the query encoded like /embed's texts, the indexes read off the loop."""
@@ -110,7 +110,7 @@ class SearchService(OnCollection):
         if query.vector is not None:
             vector = self.mapped_vector(index, query)
         else:
-            vector = await self._embedding.in_space_async([query.words], index.search_correction)
+            vector = await self._embedding.query_in_space_async([query.words], index.search_correction)
         return await run_in_threadpool(self.rank, index, query, vector)
 
     def _prepared(self, query: SearchQuery) -> tuple[SearchIndex, SearchQuery]:

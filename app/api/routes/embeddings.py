@@ -23,7 +23,12 @@ router = APIRouter(route_class=BoundedBodyRoute)
 @router.post("/embed", response_model=EmbedResponse)
 async def embed(body: EmbedRequest, embedding: EmbeddingDep) -> Response:
     vectors, correction, truncated = await embedding.embed_async(
-        body.texts, corrected=body.corrected, normalize=body.normalize, truncate=body.truncate, space=body.space
+        body.texts,
+        corrected=body.corrected,
+        normalize=body.normalize,
+        truncate=body.truncate,
+        space=body.space,
+        prompt=embedding.prompt(body.prompt_name, body.prompt),
     )
     response = EmbedResponse(
         model=embedding.backbone.name,
@@ -38,7 +43,10 @@ async def embed(body: EmbedRequest, embedding: EmbeddingDep) -> Response:
 @router.post("/similarity", response_model=SimilarityResponse, response_model_exclude_none=True)
 async def similarity(body: SimilarityRequest, embedding: EmbeddingDep) -> Response:
     left, right = body.sides()
-    scores, raw_scores, correction = await embedding.similarity_async(left, right, with_raw=body.compare_raw)
+    prompt = embedding.prompt(body.prompt_name, body.prompt)
+    scores, raw_scores, correction = await embedding.similarity_async(
+        left, right, with_raw=body.compare_raw, prompt=prompt
+    )
     response = SimilarityResponse(
         scores=scores.tolist(),
         raw_scores=raw_scores.tolist() if body.compare_raw and raw_scores is not None else None,

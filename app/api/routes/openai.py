@@ -16,6 +16,7 @@ from app.api.deps import ServicesDep, open_collection
 from app.api.responses import json_response
 from app.api.routing import BoundedBodyRoute
 from app.api.schemas import EmbeddingItem, EmbeddingsRequest, EmbeddingsResponse, Usage
+from app.backbones.prompts import prompted
 from app.core.errors import InvalidInput, NotFound
 from app.services.collections.spec import DEFAULT
 from app.services.container import Services
@@ -57,13 +58,17 @@ async def embeddings(body: EmbeddingsRequest, services: ServicesDep) -> Response
 async def _embed(embedding: EmbeddingService, body: EmbeddingsRequest) -> Response:
     texts = _texts(body.input)
     step = embedding.settings.max_texts  # a request of OpenAI's size goes through the encoder CE_MAX_TEXTS at a time
-    parts = [await embedding.embed_async(texts[i : i + step], dims=body.dimensions) for i in range(0, len(texts), step)]
+    prompt = embedding.prompt(body.prompt_name, body.prompt)
+    parts = [
+        await embedding.embed_async(texts[i : i + step], dims=body.dimensions, prompt=prompt)
+        for i in range(0, len(texts), step)
+    ]
     vectors = np.vstack([part[0] for part in parts])
     if body.encoding_format == "base64":  # what the official client asks for: little-endian float32
         items = [base64.b64encode(np.ascontiguousarray(v, dtype="<f4").tobytes()).decode() for v in vectors]
     else:
         items = vectors.tolist()
-    tokens = await embedding.token_count_async(texts)
+    tokens = await embedding.token_count_async(prompted(prompt, texts))  # what the model read
     response = EmbeddingsResponse(
         data=[EmbeddingItem(index=i, embedding=e) for i, e in enumerate(items)],
         model=body.model,

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from app.backbones.local import model_description
 from app.engine.encoder import BatchingEngine
 from app.services.collections.spec import CollectionSpec
 from app.services.collections.wiring import CollectionServices
@@ -48,6 +49,7 @@ class Collection:
             **asdict(self.spec),
             "correction": index.correction_id,  # what serves now (a published one may not be in `spec` yet)
             "fingerprint": self.engine.backbone.fingerprint,
+            "model": model_description(self.engine.backbone),
             "dim": index.correction.dim if index.correction else self.engine.backbone.dim,
             "documents": self.services.documents.count(),
             "search_space": index.describe_search(),

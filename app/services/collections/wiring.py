@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.backbones.prompts import with_prompt
 from app.core.config import Settings
 from app.core.errors import InvalidInput
 from app.correction.pipeline import Correction
@@ -76,7 +77,7 @@ def open_collection_services(
         factory=factory,
         recall=settings.index_recall,
         depth=SearchDepth(settings.search.index_probe, settings.search.index_rerank),
-        encode=engine.encode,
+        encode=with_prompt(engine.encode, engine.backbone.prompts.document),
         analyzer=analyzer,
         work_dir=work_dir,
     )
