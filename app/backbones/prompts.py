@@ -22,11 +22,16 @@ class Prompts:
     default_name: str | None = None
 
     def text(self, name: str | None = None, literal: str | None = None) -> str:
-        """The prefix a request asks for (422 for a name the model does not have); neither asked: the default."""
+        """The prefix a request asks for (422 for a name the model does not have, but "query" and "document" always
+        name the model's query and document prompts, whatever it calls them); neither asked: the default."""
         if literal is not None:
             return literal
         if name is None:
             return self.named.get(self.default_name, "") if self.default_name else ""
+        if name == QUERY_NAME and name not in self.named:  # the roles always answer, as encode_query does
+            return self.query
+        if name in DOCUMENT_NAMES and name not in self.named:  # ... and encode_document
+            return self.document
         if name not in self.named:
             known = ", ".join(sorted(self.named)) or "none"
             raise InvalidInput(f"prompt_name {name!r}: this model's prompts are {known}")
@@ -35,12 +40,13 @@ class Prompts:
     @property
     def query(self) -> str:
         """What searches are encoded with: the "query" prompt, else the default one."""
-        return self.text(QUERY_NAME if QUERY_NAME in self.named else None)
+        return self.named[QUERY_NAME] if QUERY_NAME in self.named else self.text()
 
     @property
     def document(self) -> str:
         """What documents are encoded with: the first of "document", "passage", "corpus", else the default one."""
-        return self.text(next((n for n in DOCUMENT_NAMES if n in self.named), None))
+        name = next((n for n in DOCUMENT_NAMES if n in self.named), None)
+        return self.named[name] if name else self.text()
 
     def describe(self) -> dict[str, object]:
         """What /info shows: every prompt, the default, and what documents and searches get."""

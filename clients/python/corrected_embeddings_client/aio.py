@@ -95,8 +95,8 @@ class AsyncClient:
     async def embed(self, texts: str | list[str], **options: Any) -> list[list[float]]:
         return await self._call("embed", texts, **options)
 
-    async def similarity(self, pairs: list[tuple[str, str]]) -> list[float]:
-        return await self._call("similarity", pairs)
+    async def similarity(self, pairs: list[tuple[str, str]], **options: Any) -> list[float]:
+        return await self._call("similarity", pairs, **options)
 
     async def tokenize(self, texts: str | list[str]) -> list[Tokens]:
         return await self._call("tokenize", texts)

@@ -61,9 +61,14 @@ def embed(prefix: str, texts: str | list[str], **options: Any) -> list[Call]:
     ]
 
 
-def similarity(prefix: str, pairs: list[tuple[str, str]]) -> list[Call]:
+def similarity(prefix: str, pairs: list[tuple[str, str]], **options: Any) -> list[Call]:
     return [
-        Call("POST", f"{prefix}/similarity", {"pairs": [list(p) for p in batch]}, read=lambda r: r.json()["scores"])
+        Call(
+            "POST",
+            f"{prefix}/similarity",
+            {"pairs": [list(p) for p in batch], **_asked(options)},
+            read=lambda r: r.json()["scores"],
+        )
         for batch in _batches(list(pairs))
     ]
 

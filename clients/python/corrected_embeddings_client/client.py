@@ -144,12 +144,13 @@ class Client:
 
     def embed(self, texts: str | list[str], **options: Any) -> list[list[float]]:
         """One vector per text (a str is one text), in the collection's corrected space; options: corrected,
-        normalize, space ("search": the index's space)."""
+        normalize, space ("search": the index's space), prompt_name ("query", "document" or another of the model's
+        prompts) or a literal prompt."""
         return self._call("embed", texts, **options)
 
-    def similarity(self, pairs: list[tuple[str, str]]) -> list[float]:
-        """The corrected cosine of each pair."""
-        return self._call("similarity", pairs)
+    def similarity(self, pairs: list[tuple[str, str]], **options: Any) -> list[float]:
+        """The corrected cosine of each pair; options: prompt_name or prompt, as embed() takes them."""
+        return self._call("similarity", pairs, **options)
 
     def tokenize(self, texts: str | list[str]) -> list[Tokens]:
         """Each text's tokens as the backbone sees them."""

@@ -44,17 +44,18 @@ class CorrectedEmbeddings(Embeddings):
         self.space = space
         self._space = {} if space == "similarity" else {"space": space}
 
+    # Documents and queries with the model's document and query prompts, as the service encodes and searches them.
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self._to.sync.embed(texts, **self._space)
+        return self._to.sync.embed(texts, prompt_name="document", **self._space)
 
     def embed_query(self, text: str) -> list[float]:
-        return self._to.sync.embed(text, **self._space)[0]
+        return self._to.sync.embed(text, prompt_name="query", **self._space)[0]
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        return await self._to.aio.embed(texts, **self._space)
+        return await self._to.aio.embed(texts, prompt_name="document", **self._space)
 
     async def aembed_query(self, text: str) -> list[float]:
-        return (await self._to.aio.embed(text, **self._space))[0]
+        return (await self._to.aio.embed(text, prompt_name="query", **self._space))[0]
 
 
 def _to_service(

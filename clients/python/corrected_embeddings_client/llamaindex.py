@@ -185,20 +185,21 @@ class CorrectedEmbedding(BaseEmbedding):
         self._sync = Client(base_url, api_key, collection=self.collection)
         self._aio = AsyncClient(base_url, api_key, collection=self.collection)
 
-    def _options(self) -> dict[str, Any]:
-        return {} if self.space == "similarity" else {"space": self.space}
+    def _options(self, role: str) -> dict[str, Any]:
+        """Queries with the model's query prompt, texts with its document prompt, as the service indexes them."""
+        return {"prompt_name": role} | ({} if self.space == "similarity" else {"space": self.space})
 
     def _get_query_embedding(self, query: str) -> list[float]:
-        return self._sync.embed(query, **self._options())[0]
+        return self._sync.embed(query, **self._options("query"))[0]
 
     def _get_text_embedding(self, text: str) -> list[float]:
-        return self._sync.embed(text, **self._options())[0]
+        return self._sync.embed(text, **self._options("document"))[0]
 
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        return self._sync.embed(texts, **self._options())
+        return self._sync.embed(texts, **self._options("document"))
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
-        return (await self._aio.embed(query, **self._options()))[0]
+        return (await self._aio.embed(query, **self._options("query")))[0]
 
     async def _aget_text_embedding(self, text: str) -> list[float]:
-        return (await self._aio.embed(text, **self._options()))[0]
+        return (await self._aio.embed(text, **self._options("document")))[0]
