@@ -45,9 +45,15 @@ def _config(architecture: str, vocab: int):  # noqa: ANN202  # a transformers co
         return tf.DistilBertConfig(dim=32, n_layers=2, n_heads=4, hidden_dim=64, **common)
     if architecture == "modernbert":
         return tf.ModernBertConfig(**SIZES, **common, bos_token_id=2, eos_token_id=3, cls_token_id=2, sep_token_id=3)
-    kind = {"bert": tf.BertConfig, "roberta": tf.RobertaConfig, "xlm-roberta": tf.XLMRobertaConfig,
-            "mpnet": tf.MPNetConfig, "albert": tf.AlbertConfig, "deberta-v2": tf.DebertaV2Config,
-            "electra": tf.ElectraConfig}[architecture]  # fmt: skip
+    kind = {
+        "bert": tf.BertConfig,
+        "roberta": tf.RobertaConfig,
+        "xlm-roberta": tf.XLMRobertaConfig,
+        "mpnet": tf.MPNetConfig,
+        "albert": tf.AlbertConfig,
+        "deberta-v2": tf.DebertaV2Config,
+        "electra": tf.ElectraConfig,
+    }[architecture]
     extra = {"embedding_size": 16} if architecture in ("albert", "electra") else {}
     return kind(**SIZES, **common, **extra)
 

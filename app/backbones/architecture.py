@@ -10,13 +10,20 @@ from typing import Any
 
 # Encoders transformers loads without remote code, each tested against sentence-transformers (tests/backbones).
 ENCODERS = (
-    "albert", "bert", "camembert", "deberta", "deberta-v2", "distilbert", "electra", "modernbert", "mpnet",
-    "roberta", "xlm-roberta",
-)  # fmt: skip
+    "albert",
+    "bert",
+    "deberta-v2",
+    "distilbert",
+    "electra",
+    "modernbert",
+    "mpnet",
+    "roberta",
+    "xlm-roberta",
+)
 # Position ids that start after the padding id (fairseq's layout): pad_token_id + 1 positions are never reached.
-PADDING_OFFSET = ("camembert", "mpnet", "roberta", "xlm-roberta")
+PADDING_OFFSET = ("mpnet", "roberta", "xlm-roberta")
 # ONNX Runtime's optimizer knows these as its "bert" model type; any other is served unfused.
-FUSED_AS_BERT = ("bert", "camembert", "distilbert", "electra", "roberta", "xlm-roberta")
+FUSED_AS_BERT = ("bert", "distilbert", "electra", "roberta", "xlm-roberta")
 UNBOUNDED = 1_000_000  # tokenizer_config's "no limit" is 1e30; anything this large says nothing
 
 

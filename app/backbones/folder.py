@@ -35,9 +35,14 @@ _FLAGS = {
     "pooling_mode_lasttoken": "lasttoken",
 }
 # The transformer's own config file, by the names sentence-transformers has given it over the years.
-_TRANSFORMER_CONFIGS = ("sentence_bert_config.json", "sentence_roberta_config.json", "sentence_distilbert_config.json",
-                        "sentence_camembert_config.json", "sentence_albert_config.json",
-                        "sentence_xlm-roberta_config.json")  # fmt: skip
+_TRANSFORMER_CONFIGS = (
+    "sentence_bert_config.json",
+    "sentence_roberta_config.json",
+    "sentence_distilbert_config.json",
+    "sentence_camembert_config.json",
+    "sentence_albert_config.json",
+    "sentence_xlm-roberta_config.json",
+)
 
 
 @dataclass(frozen=True)

@@ -94,8 +94,13 @@ class HuggingFaceBackbone(LocalBackbone):
             hidden, mask = self._packed(ids, types, self._needs_all_layers)
         else:
             batch = _pad(selected, self._pad_id)
-            hidden = hidden_states(self.model, self.pooling, batch["attention_mask"], batch.get("token_type_ids"),
-                                   input_ids=batch["input_ids"])  # fmt: skip
+            hidden = hidden_states(
+                self.model,
+                self.pooling,
+                batch["attention_mask"],
+                batch.get("token_type_ids"),
+                input_ids=batch["input_ids"],
+            )
             mask = batch["attention_mask"]
         weights = None
         if token_weights is not None:  # padding's weight is masked out, so any id will do there

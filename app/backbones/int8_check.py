@@ -103,8 +103,9 @@ def check_int8(fp32: Path, int8: Path, folder: ModelFolder, max_length: int = 51
     rng = np.random.default_rng(0)
     passages = [" ".join(rng.choice(left, PASSAGE_SENTENCES)) for _ in range(PASSAGES)]
     positions = read_architecture(folder.weights).positions
-    tokens = Tokenizer(folder.weights, min(max_length, positions, folder.max_length or max_length),
-                       lower_case=folder.lower_case)  # fmt: skip
+    tokens = Tokenizer(
+        folder.weights, min(max_length, positions, folder.max_length or max_length), lower_case=folder.lower_case
+    )
     texts = [*left, *right, *passages]
     a, b = _vectors(fp32, tokens, texts, folder), _vectors(int8, tokens, texts, folder)
     mean = a.mean(axis=0)

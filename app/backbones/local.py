@@ -69,8 +69,12 @@ class LocalBackbone(TokenizerMethods):
 
     def identity(self, **runtime: object) -> dict[str, object]:
         """Every part the vectors depend on, by content (a folder's name is none of them)."""
-        return {**model_identity(self.folder, self.weights), "pooling": self.pooling, "max_length": self.max_length,
-                **runtime}  # fmt: skip
+        return {
+            **model_identity(self.folder, self.weights),
+            "pooling": self.pooling,
+            "max_length": self.max_length,
+            **runtime,
+        }
 
     def fingerprinted(self, **runtime: object) -> None:
         self.fingerprint_parts = self.identity(**runtime)

@@ -39,9 +39,15 @@ def test_embedding_avg_runs_no_layer_and_matches_the_full_forwards_input_states(
 
 @pytest.mark.parametrize(
     ("ours", "theirs"),
-    [("max", "max"), ("mean_sqrt_len", "mean_sqrt_len_tokens"), ("weighted_mean", "weightedmean"),
-     ("last_token", "lasttoken"), ("mean", "mean"), ("cls", "cls")],
-)  # fmt: skip
+    [
+        ("max", "max"),
+        ("mean_sqrt_len", "mean_sqrt_len_tokens"),
+        ("weighted_mean", "weightedmean"),
+        ("last_token", "lasttoken"),
+        ("mean", "mean"),
+        ("cls", "cls"),
+    ],
+)
 def test_sentence_transformers_poolings_match_its_own_module(ours, theirs):
     """Each pooling a folder can name gives what sentence-transformers' Pooling gives on right-padded batches."""
     from sentence_transformers.sentence_transformer.modules import Pooling as StPooling

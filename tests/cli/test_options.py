@@ -49,7 +49,7 @@ def test_a_server_error_is_not_hidden_behind_an_exit_code():
 def test_poolings_default_to_all_and_an_unknown_one_is_named():
     assert poolings(None) == list(STUDIED_POOLINGS) and poolings(["cls"]) == [Pooling.CLS]
     with pytest.raises(typer.Exit):
-        poolings(["max"])
+        poolings(["maximum"])
 
 
 def commands(group=None, path=()):

@@ -19,7 +19,7 @@ def test_omitted_settings_are_the_services_and_what_it_does_not_serve_is_named()
     with pytest.raises(InvalidInput, match=r"backbone 'onnx' is not served here: hashing \(CE_COLLECTION_BACKBONES\)"):
         check_encoder(settings, "notes", "onnx", None, None)
     with pytest.raises(InvalidInput, match="pooling must be one of"):
-        check_encoder(settings, "notes", None, "max", None)
+        check_encoder(settings, "notes", None, "maximum", None)
     with pytest.raises(InvalidInput, match="collection name 'Notes'"):
         check_encoder(settings, "Notes", None, None, None)
     allowed = Settings(backbone="hashing", collection_backbones=["onnx"])
