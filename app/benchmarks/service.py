@@ -12,6 +12,7 @@ from app.backbones.base import Backbone
 from app.benchmarks.http import peak_rss_mb, running_service
 from app.benchmarks.throughput import (
     batch_setter,
+    cpu,
     http_load,
     in_process_limit,
     percentile,
@@ -75,6 +76,7 @@ def run_bench(settings: Settings, sentences: list[str], say: Callable[[str], Non
         beside = single_client_latency_beside(url, long_texts)
         rss = peak_rss_mb(pid)
     return {
+        "cpu": cpu(),
         "backbone": backbone.name,
         "runtime": settings.backbone,
         "quantize": settings.quantize if settings.backbone == "onnx" else None,
@@ -99,6 +101,7 @@ def bench_lines(result: dict[str, Any]) -> list[str]:
     """What `bench` prints for a reader, from its figures."""
     limits = result["limits_by_runtime"]
     lines = [
+        f"CPU: {result['cpu']['model']}; int8 instructions: {', '.join(result['cpu']['int8_instructions']) or 'none'}",
         f"limit (in-process, batch {result['limit_batch_size']}): {result['limit_sentences_per_s']:.0f} sentences/s; "
         f"sentence-transformers in-process: {result['sentence_transformers_per_s']:.0f} sentences/s",
         "in-process limit of each runtime: " + ", ".join(f"{k} {v:.0f}/s" for k, v in limits.items()),

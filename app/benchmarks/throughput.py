@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app.benchmarks.http import Connection
@@ -164,3 +165,14 @@ def single_client_latency_beside(url: str, texts: list[str], *, clients: int = 3
         done.set()
         for t in load:
             t.join()
+
+
+INT8_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")  # what int8 matrix products can use
+
+
+def cpu() -> dict[str, Any]:
+    """The CPU the figures were measured on: its model and the int8 instruction sets it has (VNNI makes int8 fast)."""
+    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    model = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), "?")
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    return {"model": model, "int8_instructions": [f for f in INT8_FLAGS if f in flags]}

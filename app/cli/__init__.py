@@ -8,7 +8,16 @@ import typer
 
 from app.cli.adaptation import adapt_backbone
 from app.cli.backups import export_collection, import_collection
-from app.cli.benchmarks import bench, bench_cluster, bench_collections, bench_depth, bench_search, bench_shards, load
+from app.cli.benchmarks import (
+    bench,
+    bench_architectures,
+    bench_cluster,
+    bench_collections,
+    bench_depth,
+    bench_search,
+    bench_shards,
+    load,
+)
 from app.cli.collections import collections
 from app.cli.corrections import evaluate, fit, isotropy
 from app.cli.export import export_onnx
@@ -54,6 +63,7 @@ for name, command in (
     ("load", load),
     ("bench-search", bench_search),
     ("bench-depth", bench_depth),
+    ("bench-architectures", bench_architectures),
     ("bench-shards", bench_shards),
     ("bench-cluster", bench_cluster),
     ("bench-collections", bench_collections),

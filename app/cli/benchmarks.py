@@ -140,6 +140,20 @@ def bench_depth(
 
 
 @guarded
+def bench_architectures(as_json: JsonLastOpt = False) -> None:
+    """Each served encoder architecture as a tiny random sentence-transformers folder, against sentence-transformers
+    itself: the lowest cosine on torch, ONNX fp32 and the default backbone (int8 where its check holds); the table of
+    docs/serve-your-model.md."""
+    from app.benchmarks.architectures import run, table
+
+    rows = run()
+    if not as_json:
+        for line in table(rows):
+            typer.echo(line)
+    typer.echo(json.dumps(rows))
+
+
+@guarded
 def bench_shards(
     n: Annotated[int, typer.Option(min=1000, help="Synthetic documents stored in Redis and split into shards.")] = (
         1_000_000

@@ -73,12 +73,12 @@ class Settings(BaseSettings):
         None, "onnx: folder of exported graphs, written on first use; unset: CE_DATA_DIR/onnx.", "Backbone"
     )
     model_path: Path | None = setting(
-        None, "Local Hugging Face model folder, served under its name; unset: the bundled all-MiniLM-L6-v2.", "Backbone"
+        None, "A local model folder (a sentence-transformers one, or plain); unset: all-MiniLM-L6-v2.", "Backbone"
     )
-    pooling: Pooling = setting(Pooling.MEAN, "mean, cls, first_last_avg or embedding_avg.", "Backbone")
+    pooling: Pooling = setting(Pooling.MEAN, "Overrides the folder's pooling (unset: its own, else mean).", "Backbone")
     max_length: int = setting(
         256,
-        "Tokens per text: /embed truncates, /documents splits longer texts into passages.",
+        "Tokens per text (unset: the folder's, else 256): /embed truncates, /documents splits longer texts.",
         "Backbone",
         ge=8,
         le=8192,

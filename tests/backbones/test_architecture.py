@@ -10,8 +10,8 @@ from app.backbones import build_backbone
 from app.backbones.architecture import ENCODERS, FolderRefused, read_architecture, served_length
 from app.backbones.int8_check import MIN_CENTRED_COSINE
 from app.backbones.prompts import prompted
+from app.benchmarks.model_folders import RECIPES, build, texts
 from app.core.config import Settings
-from tests.st_folders import RECIPES, build, texts
 
 FP32_AGREEMENT = 0.99999
 INT8_FALLS_SHORT = {"electra"}  # its random tiny weights: int8's centred cosine is far below the bar (the table)

@@ -11,8 +11,8 @@ import pytest
 from app.backbones.architecture import FolderRefused
 from app.backbones.folder import apply_heads, read_folder
 from app.backbones.heads import Dense
+from app.benchmarks.model_folders import Recipe, build
 from app.core.names import Pooling
-from tests.st_folders import Recipe, build
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def test_the_heads_match_sentence_transformers_own(folder):
 
 
 def test_a_plain_hugging_face_folder_has_nothing_of_its_own(folder):
-    plain = read_folder(folder.parent / "weights")
+    plain = read_folder(folder.parent / "bert-weights")
     assert plain.pooling is None and plain.heads == () and not plain.sentence_transformers
 
 

@@ -8,8 +8,8 @@ import pytest
 from app.backbones.architecture import FolderRefused
 from app.backbones.hashing import HashingBackbone
 from app.backbones.local import check_model, model_description
+from app.benchmarks.model_folders import Recipe, build
 from app.core.config import Settings
-from tests.st_folders import Recipe, build
 
 
 @pytest.fixture(scope="module")

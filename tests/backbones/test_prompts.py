@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from app.backbones.prompts import NO_PROMPTS, Prompts, prompted, with_prompt
+from app.benchmarks.model_folders import Recipe, build
 from app.core.errors import InvalidInput
 from tests.conftest import error_of, serve_app
-from tests.st_folders import Recipe, build
 
 
 def test_a_literal_beats_a_name_which_beats_the_default():

@@ -4,8 +4,8 @@ their documents with the document prompt, as the service encodes searches and do
 import numpy as np
 import pytest
 
+from app.benchmarks.model_folders import Recipe, build
 from tests.conftest import serve_app
-from tests.st_folders import Recipe, build
 
 
 @pytest.fixture(scope="module")
