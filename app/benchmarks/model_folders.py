@@ -70,7 +70,7 @@ def build(recipe: Recipe, folder: Path, seed: int = 0) -> Path:
 
     tokenizer = AutoTokenizer.from_pretrained(MODEL_DIR)
     torch.manual_seed(seed)
-    weights = folder / f"{recipe.architecture}-weights"  
+    weights = folder / f"{recipe.architecture}-weights"
     auto: Any = AutoModel  # transformers leaves from_config unannotated
     auto.from_config(_config(recipe.architecture, tokenizer.vocab_size)).save_pretrained(weights)
     tokenizer.save_pretrained(weights)
