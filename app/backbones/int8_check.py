@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from app.backbones.static_scales import BATCH, model_inputs
 from app.backbones.tokens import Tokenizer
@@ -92,6 +91,8 @@ def graph_agreement(first: Path, second: Path, tokens: Tokenizer, texts: list[st
 
 
 def _spearman(vectors: np.ndarray, n: int, scores: list[float]) -> float:
+    from scipy.stats import spearmanr  # only where a graph is made: serving never imports scipy.stats
+
     return float(spearmanr(_cosines(vectors[:n], vectors[n : 2 * n]), scores).statistic * 100)
 
 

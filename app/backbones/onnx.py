@@ -151,8 +151,10 @@ def can_export() -> bool:
 
 def missing_graph(model_path: Path, pooling: str, quantize: str, cache_dir: Path) -> str | None:
     """Why this graph cannot be served here (absent, and no exporter installed), or None when it can."""
+    if can_export():
+        return None
     weights = hash_weights(read_folder(Path(model_path)).weights)
-    if can_export() or graph_path(weights, pooling_named(pooling), quantize, cache_dir).exists():
+    if graph_path(weights, pooling_named(pooling), quantize, cache_dir).exists():
         return None
     return (
         f"the ONNX graph for {pooling} pooling ({quantize}) is not in {cache_dir} and this install cannot export "

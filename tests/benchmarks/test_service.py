@@ -18,6 +18,7 @@ def pattern(rate: float) -> dict[str, float]:
 
 def test_the_lines_give_the_limit_each_pattern_and_the_single_text_figures():
     result = {
+        "cpu": {"model": "Test CPU", "int8_instructions": ["avx2"]},
         "limit_batch_size": 64,
         "limit_sentences_per_s": 812.4,
         "sentence_transformers_per_s": 640.0,
@@ -32,6 +33,7 @@ def test_the_lines_give_the_limit_each_pattern_and_the_single_text_figures():
         "server_peak_rss_mb": 700.0,
     }
     lines = bench_lines(result)
+    assert lines.pop(0) == "CPU: Test CPU; int8 instructions: avx2"
     assert (
         lines[0] == "limit (in-process, batch 64): 812 sentences/s; sentence-transformers in-process: 640 sentences/s"
     )

@@ -23,7 +23,7 @@ SENTENCES = [" ".join(words) for words in itertools.combinations(TINY_WORDS, 3)]
 
 
 @pytest.mark.process
-def test_the_adapted_folder_serves_with_a_new_fingerprint_and_refuses_the_old_correction(tiny_bert, tmp_path):
+def test_an_adapted_folder_is_known_by_its_weights_and_moved_weights_refuse_the_old_correction(tiny_bert, tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(SENTENCES))
     pairs = tmp_path / "pairs.tsv"
@@ -62,12 +62,20 @@ def test_the_adapted_folder_serves_with_a_new_fingerprint_and_refuses_the_old_co
     assert load(out)[0].state_dict().keys() == load(tiny_bert)[0].state_dict().keys()  # the head is not saved
     assert summary["selected_on"] == "auto" and [c["step"] for c in summary["checks"]] == [0, 12]
     assert [c["auto"] for c in summary["checks"]] == [score for _, score in summary["scores"]]
+    assert summary["scores"][0][1] > summary["scores"][1][1]  # --force wrote the best step: the starting weights
     before = HuggingFaceBackbone(tiny_bert, pooling="mean", max_length=32)
+    same = HuggingFaceBackbone(out, pooling="mean", max_length=32)
+    assert same.fingerprint == before.fingerprint  # the same weights in another folder: the same backbone
+    old = fit_artifact(before, SENTENCES, "whitening", {"alpha": 0.5}, progress=False)
+    check_compatible(old, same)
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(out / "model.safetensors")
+    name = sorted(tensors)[0]
+    save_file({**tensors, name: tensors[name] + 0.01}, out / "model.safetensors")  # the weights moved
     after = HuggingFaceBackbone(out, pooling="mean", max_length=32)
     assert after.dim == before.dim and after.fingerprint != before.fingerprint
-    old = fit_artifact(before, SENTENCES, "whitening", {"alpha": 0.5}, progress=False)
-    check_compatible(old, before)
-    with pytest.raises(ArtifactError, match="fitted on backbone"):
+    with pytest.raises(ArtifactError, match="fitted on backbone .*: weights: [0-9a-f]+ fitted, [0-9a-f]+ serving"):
         check_compatible(old, after)
 
 

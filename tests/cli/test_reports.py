@@ -42,8 +42,8 @@ def test_report_writes_the_table_and_plots(env, corpus, graded_pairs, tmp_path):
     ):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"]({name})" in md
     assert "IsoScore" in md
-    r = run_cli("report", "--out", str(out), "--pooling", "max", *args, env=env)
-    assert r.returncode == 2 and "unknown pooling 'max'" in r.stderr
+    r = run_cli("report", "--out", str(out), "--pooling", "maximum", *args, env=env)
+    assert r.returncode == 2 and "unknown pooling 'maximum'" in r.stderr
 
 
 @pytest.mark.process

@@ -54,7 +54,10 @@ def runnable_here(settings: Settings, backbone: str, pooling: str, model_path: s
         from app.backbones.tokens import default_model_path
 
         folder = model_path or settings.model_path or default_model_path()
-        why = missing_graph(Path(folder), pooling, settings.quantize, settings.graphs_dir)
+        try:
+            why = missing_graph(Path(folder), pooling, settings.quantize, settings.graphs_dir)
+        except FolderRefused as exc:  # a folder this install cannot read: said now, not a 500
+            why = str(exc)
     return why
 
 
