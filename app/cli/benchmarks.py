@@ -1,14 +1,17 @@
 """`bench` (throughput over HTTP), `load` (mixed clients over time), `bench-search` (the index at scale),
-`bench-shards` (the index split over Ray nodes) and `bench-collections` (memory of collections)."""
+`bench-shards` (the index split over Ray nodes), `bench-collections` (memory of collections), `bench-depth` (deep
+pages), `bench-architectures` (model folders against sentence-transformers) and `bench-int8` (quantized forms)."""
 
 from __future__ import annotations
 
 import json
 from functools import partial
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from app.backbones import build_backbone
 from app.cli.options import EXIT_BAD_INPUT, STS_DEV, STS_TEST, JsonLastOpt, fail, guarded
 from app.core.config import STS_DIR, get_settings
 
@@ -151,6 +154,36 @@ def bench_architectures(as_json: JsonLastOpt = False) -> None:
         for line in table(rows):
             typer.echo(line)
     typer.echo(json.dumps(rows))
+
+
+@guarded
+def bench_int8(
+    texts: Annotated[int, typer.Option(min=100, help="STS-B test sentences encoded by each form.")] = 2000,
+    as_json: JsonLastOpt = False,
+) -> None:
+    """The default graph's quantized forms in-process (fp32; int8 on fixed scales, as served; int8 dynamic; int8
+    static QDQ): sentences/s, lowest centred cosine to fp32, batch independence; beside the CPU's int8 instructions."""
+    import tempfile
+
+    from app.backbones.onnx import OnnxBackbone
+    from app.benchmarks.int8_forms import run
+    from app.offline.datasets import read_corpus
+
+    settings = get_settings()
+    build_backbone(settings.model_copy(update={"backbone": "onnx", "quantize": "none"}))  # its fp32 graph
+    backbone = build_backbone(settings.model_copy(update={"backbone": "onnx", "quantize": "int8"}))
+    if not isinstance(backbone, OnnxBackbone):
+        raise TypeError(f"the onnx backbone built a {type(backbone).__name__}")
+    with tempfile.TemporaryDirectory() as work:
+        result = run(backbone, read_corpus(STS_TEST)[:texts], Path(work))
+    if not as_json:
+        typer.echo(f"CPU: {result['cpu']['model']}; int8 instructions: {', '.join(result['cpu']['int8_instructions'])}")
+        for form in result["forms"]:
+            typer.echo(
+                f"  {form['form']:<28} {form['sentences_per_s']:>7.1f} sentences/s, lowest centred cosine to fp32 "
+                f"{form['lowest_centred_cosine_to_fp32']}, alone vs batched {form['batch_independence']}"
+            )
+    typer.echo(json.dumps(result))
 
 
 @guarded
