@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import ValidationError
 
 from app.api.deps import SearchDep
@@ -80,6 +80,7 @@ async def _search(service: SearchService, body: SearchRequest) -> SearchResponse
 @router.get("/search", response_model=SearchResponse)
 async def search(
     service: SearchDep,
+    request: Request,
     q: Annotated[
         str,
         Query(
@@ -128,7 +129,10 @@ async def search(
     ] = None,
     include_vectors: Annotated[bool, Query(description=DESCRIBE["include_vectors"])] = False,
 ) -> SearchResponse:
-    asked = {name: value for name, value in locals().items() if name != "service"}  # the POST body's fields
+    asked = {name: value for name, value in locals().items() if name not in ("service", "request")}  # the body's
+    unknown = sorted(set(request.query_params) - set(asked))
+    if unknown:  # a parameter that changes nothing is said, not ignored (searches take the model's query prompt)
+        raise InvalidInput(f"unknown search parameter {unknown[0]!r}; GET /search takes {', '.join(sorted(asked))}")
     for in_json in ("filter", "feedback", "mmr"):  # read as a body is: the same limits, the same 422s
         asked[in_json] = loads(asked[in_json], in_json) if asked[in_json] is not None else None
     try:

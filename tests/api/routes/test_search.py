@@ -330,3 +330,13 @@ def test_a_cursor_walks_every_document_once_whatever_the_page_size_and_names_a_c
     assert after["collection_changed"] is True and len(after["results"]) == 5
     deep = client.post("/search", json={**query, "k": 20, "offset": 10**6})
     assert "10 times CE_MAX_K" in error_of(deep, 422)["message"]
+
+
+def test_an_unknown_get_parameter_is_a_422_not_ignored(client):
+    """prompt_name, a misspelt k: each changed nothing before, silently (searches take the model's query prompt)."""
+    for params in ({"q": "park", "prompt_name": "query"}, {"q": "park", "top_k": 3}):
+        message = error_of(client.get("/search", params=params), 422)["message"]
+        assert (
+            f"unknown search parameter {next(iter(params.keys() - {'q'}))!r}" in message
+            and "include_vectors" in message
+        )
