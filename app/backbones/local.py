@@ -79,6 +79,11 @@ class LocalBackbone(TokenizerMethods):
     def fingerprinted(self, **runtime: object) -> None:
         self.fingerprint_parts = self.identity(**runtime)
         self.fingerprint = make_fingerprint(**self.fingerprint_parts)
+        # Before fingerprints went by content they named the folder; where the vectors are the same as then (a
+        # folder with no heads, prompts or casing of its own), what was stored under that name is theirs too.
+        same_vectors = self.fingerprint_parts.keys() == {"model", "weights", "pooling", "max_length", *runtime}
+        legacy = {**self.fingerprint_parts, "model": self.name}
+        self.legacy_fingerprint = make_fingerprint(**legacy) if same_vectors and legacy["model"] else None
 
     def describe(self) -> dict[str, Any]:
         """What /info says of the model: what is in force, and where each choice came from."""

@@ -40,3 +40,20 @@ def test_an_explicit_pooling_runs_on_any_architecture_and_says_where_it_came_fro
 def test_a_weight_free_backbone_describes_its_pooling_and_no_prompts():
     described = model_description(HashingBackbone())
     assert described["pooling"] == "mean" and described["prompts"] == {} and described["query"] == ""
+
+
+def test_a_plain_folder_knows_the_fingerprint_its_name_gave_it_before(tiny_bert):
+    """What the folder-named fingerprint was (model, weights, pooling, length): where its documents were kept."""
+    from app.backbones.base import make_fingerprint
+    from app.backbones.huggingface import HuggingFaceBackbone
+    from app.backbones.tokens import hash_weights
+
+    backbone = HuggingFaceBackbone(tiny_bert, pooling="mean", max_length=32)
+    before = make_fingerprint(model=tiny_bert.name, weights=hash_weights(tiny_bert), pooling="mean", max_length=32)
+    assert backbone.legacy_fingerprint == before != backbone.fingerprint
+
+
+def test_a_folder_with_heads_or_prompts_has_no_earlier_fingerprint(folder):
+    from app.backbones.huggingface import HuggingFaceBackbone
+
+    assert HuggingFaceBackbone(folder).legacy_fingerprint is None  # its prompts change its vectors: nothing to reuse
