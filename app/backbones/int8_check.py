@@ -80,20 +80,21 @@ def _vectors(graph: Path, tokens: Tokenizer, texts: list[str], folder: ModelFold
     return out
 
 
-def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each row's cosine to the same row of the other."""
     norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
     return np.asarray(np.einsum("ij,ij->i", a, b) / np.maximum(norms, 1e-12))
 
 
 def graph_agreement(first: Path, second: Path, tokens: Tokenizer, texts: list[str]) -> float:
     """The lowest cosine between two graphs' vectors of the same texts."""
-    return float(_cosines(_vectors(first, tokens, texts, None), _vectors(second, tokens, texts, None)).min())
+    return float(cosines(_vectors(first, tokens, texts, None), _vectors(second, tokens, texts, None)).min())
 
 
 def _spearman(vectors: np.ndarray, n: int, scores: list[float]) -> float:
     from scipy.stats import spearmanr  # only where a graph is made: serving never imports scipy.stats
 
-    return float(spearmanr(_cosines(vectors[:n], vectors[n : 2 * n]), scores).statistic * 100)
+    return float(spearmanr(cosines(vectors[:n], vectors[n : 2 * n]), scores).statistic * 100)
 
 
 def check_int8(fp32: Path, int8: Path, folder: ModelFolder, max_length: int = 512) -> Int8Check:
@@ -110,11 +111,11 @@ def check_int8(fp32: Path, int8: Path, folder: ModelFolder, max_length: int = 51
     texts = [*left, *right, *passages]
     a, b = _vectors(fp32, tokens, texts, folder), _vectors(int8, tokens, texts, folder)
     mean = a.mean(axis=0)
-    cosines = _cosines(a - mean, b - mean)
+    centred = cosines(a - mean, b - mean)
     n = len(left)
     return Int8Check(
-        lowest_cosine=round(float(cosines.min()), 4),
-        mean_cosine=round(float(cosines.mean()), 4),
+        lowest_cosine=round(float(centred.min()), 4),
+        mean_cosine=round(float(centred.mean()), 4),
         sts_fp32=round(_spearman(a, n, scores), 2),
         sts_int8=round(_spearman(b, n, scores), 2),
         texts=len(texts),

@@ -11,6 +11,7 @@ import numpy as np
 
 from app.backbones import build_backbone
 from app.backbones.architecture import FUSED_AS_BERT
+from app.backbones.int8_check import cosines
 from app.backbones.onnx import OnnxBackbone
 from app.backbones.prompts import prompted
 from app.benchmarks.model_folders import RECIPES, build, texts
@@ -18,8 +19,7 @@ from app.core.config import Settings
 
 
 def _lowest(ours: np.ndarray, theirs: np.ndarray) -> float:
-    ours = ours / np.linalg.norm(ours, axis=1, keepdims=True)
-    return float(np.einsum("ij,ij->i", ours, theirs / np.linalg.norm(theirs, axis=1, keepdims=True)).min())
+    return float(cosines(ours, theirs).min())
 
 
 def row(recipe: Any, root: Path) -> dict[str, Any]:

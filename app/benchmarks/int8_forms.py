@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from app.backbones.int8_check import cosines
 from app.backbones.onnx import OnnxBackbone, graph_path, quantize_dynamic_int8
 from app.backbones.static_scales import BATCH, calibration_texts, model_inputs
 from app.backbones.tokens import Tokenizer
@@ -72,10 +73,6 @@ def _encode(session: Any, ids: list[list[int]], pad: int, rows: list[int], batch
     return np.stack([out[i] for i in rows])
 
 
-def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(np.einsum("ij,ij->i", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)))
-
-
 def measure(graphs: dict[str, Path], tokens: Tokenizer, texts: list[str], threads: int) -> list[dict[str, Any]]:
     """Each form's sentences/s (length-sorted batches of 32), its lowest centred cosine to the first form's vectors,
     and the lowest cosine of a text alone to the same text batched with the longest ones."""
@@ -99,8 +96,8 @@ def measure(graphs: dict[str, Path], tokens: Tokenizer, texts: list[str], thread
             {
                 "form": name,
                 "sentences_per_s": round(best, 1),
-                "lowest_centred_cosine_to_fp32": round(float(_cosines(vectors - mean, reference - mean).min()), 4),
-                "batch_independence": round(float(_cosines(alone, together).min()), 6),
+                "lowest_centred_cosine_to_fp32": round(float(cosines(vectors - mean, reference - mean).min()), 4),
+                "batch_independence": round(float(cosines(alone, together).min()), 6),
                 "mb": round(path.stat().st_size / 2**20, 1),
             }
         )
