@@ -24,6 +24,7 @@ from app.index.live import live
 from app.services.collections import checks
 from app.services.collections.checks import check_encoder, complete, correction_for, failed_to_load, search_settings
 from app.services.collections.collection import Collection
+from app.services.collections.legacy import say_where_legacy_documents_are
 from app.services.collections.opening import Opening, Openings
 from app.services.collections.spec import (
     DEFAULT,
@@ -151,28 +152,10 @@ class Collections:
         services = open_collection_services(
             settings, engine, self.store, correction, key, published, search=self.search, dense=dense
         )
-        spec = CollectionSpec(
-            DEFAULT,
-            settings.backbone,
-            engine.backbone.pooling,
-            correction.id if correction else None,
-            settings.index_factory,
-        )
-        self._point_to_legacy_documents(key, getattr(engine.backbone, "legacy_fingerprint", None))
+        correction_id, pooling = correction.id if correction else None, engine.backbone.pooling
+        spec = CollectionSpec(DEFAULT, settings.backbone, pooling, correction_id, settings.index_factory)
+        say_where_legacy_documents_are(self.store, key, getattr(engine.backbone, "legacy_fingerprint", None))
         return Collection(spec, engine, services)
-
-    def _point_to_legacy_documents(self, key: str, legacy: str | None) -> None:
-        """Say where a default collection's documents from before content fingerprints are, when it starts empty."""
-        if legacy is None or legacy == key or self.store.documents.count(key):
-            return
-        if found := self.store.documents.count(legacy):
-            log.warning(
-                "the default collection is empty; %d documents stored before fingerprints went by content are under "
-                "%s (the folder's name was part of it): export them with the version that wrote them, and import "
-                "them here (python -m app export / import); corrections fitted then need `python -m app fit`",
-                found,
-                legacy,
-            )
 
     def _open_one(self, opening: Opening[Collection]) -> Collection:
         """Open a collection on the opening's thread: its backbone loaded, its spec completed if it was loading."""
