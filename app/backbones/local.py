@@ -47,17 +47,13 @@ class LocalBackbone(TokenizerMethods):
         max_batch_tokens: int = 8192,
     ):
         self.folder = folder
-        self.architecture: Architecture = read_architecture(folder.weights)
         self.name = name or folder.root.name
         self.pooling = pooling_named(pooling or folder.pooling or Pooling.MEAN)
-        self.max_length = served_length(
-            folder.max_length, max_length, DEFAULT_LENGTH, self.architecture.positions, self.name
-        )
-        self.tokens = Tokenizer(folder.weights, self.max_length, lower_case=folder.lower_case)
+        self.architecture, self.tokens, self.weights = prepared(folder, self.name, max_length)
+        self.max_length = self.tokens.max_length
         self.batch_size, self.max_batch_tokens = batch_size, max_batch_tokens
         self.vocab_size = self.architecture.vocab_size
         self.dim = folder.dim or self.architecture.hidden_size
-        self.weights = hash_weights(folder.weights)
         self.sources = {
             "pooling": "CE_POOLING" if pooling else ("1_Pooling/config.json" if folder.pooling else "default"),
             "max_length": "CE_MAX_LENGTH" if max_length else ("the folder" if folder.max_length else "default"),
@@ -123,15 +119,19 @@ class LocalBackbone(TokenizerMethods):
         return out
 
 
-def check_model(settings: Settings) -> None:
-    """What loading the settings' model folder would refuse, found before a server starts, without loading it: the
-    folder's modules, an encoder's config, the length, the tokenizer, whole weights (FolderRefused, one line)."""
-    folder, options = local_model(settings)
+def prepared(folder: ModelFolder, name: str, max_length: int | None) -> tuple[Architecture, Tokenizer, str]:
+    """What a backbone of the folder needs before its weights load, each part refused in one line if it cannot
+    serve: the encoder's config, the length in force (on the tokenizer), the tokenizer, whole weights by hash."""
     architecture = read_architecture(folder.weights)
-    name, asked = options["name"], options["max_length"]
-    length = served_length(folder.max_length, asked, DEFAULT_LENGTH, architecture.positions, name)
-    Tokenizer(folder.weights, length)
-    hash_weights(folder.weights)
+    length = served_length(folder.max_length, max_length, DEFAULT_LENGTH, architecture.positions, name)
+    tokens = Tokenizer(folder.weights, length, lower_case=folder.lower_case)
+    return architecture, tokens, hash_weights(folder.weights)
+
+
+def check_model(settings: Settings) -> None:
+    """What loading the settings' model folder would refuse, found before a server starts, without loading it."""
+    folder, options = local_model(settings)
+    prepared(folder, options["name"], options["max_length"])
 
 
 def model_description(backbone: Backbone) -> dict[str, Any]:
